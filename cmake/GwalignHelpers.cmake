@@ -1,0 +1,82 @@
+# Helpers that keep every module's CMakeLists.txt a few lines long.
+include(GNUInstallDirs)
+include(GoogleTest)
+
+# Warnings and architecture flags shared by every gwalign C++ target.
+function(gwalign_set_compile_options target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unknown-pragmas>)
+  if(GWALIGN_NATIVE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+  endif()
+endfunction()
+
+# gwalign_add_module(NAME <folder> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+#
+# Creates the library gwalign_<folder> (alias gwalign::<folder>, exported as gwalign::<folder>).
+# Public headers are included as "<folder>/<header>.h" relative to the source root, and are
+# installed under include/gwalign/<folder>/ (cuda/ subfolders and *_reference.h stay private).
+function(gwalign_add_module)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  set(target gwalign_${ARG_NAME})
+  add_library(${target} ${ARG_SOURCES})
+  add_library(gwalign::${ARG_NAME} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${ARG_NAME} OUTPUT_NAME gwalign_${ARG_NAME})
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/gwalign>)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  gwalign_set_compile_options(${target})
+  install(TARGETS ${target} EXPORT gwalignTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gwalign/${ARG_NAME}
+    FILES_MATCHING PATTERN "*.h"
+    PATTERN "cuda" EXCLUDE
+    PATTERN "*_reference.h" EXCLUDE
+    PATTERN "*_impl.h" EXCLUDE)
+endfunction()
+
+# gwalign_add_cuda_library(NAME <name> SOURCES ... [DEPS ...])
+#
+# A private static library of device code (kernels + launchers). Link it PRIVATE into the module
+# that orchestrates it. Exported only because static archives must travel with their users.
+function(gwalign_add_cuda_library)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  set(target gwalign_${ARG_NAME})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    EXPORT_NAME ${ARG_NAME}
+    CUDA_SEPARABLE_COMPILATION OFF
+    POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+  target_link_libraries(${target} PUBLIC CUDA::cudart ${ARG_DEPS})
+  install(TARGETS ${target} EXPORT gwalignTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endfunction()
+
+# gwalign_add_test(NAME <binary> SOURCES ... [LIBS ...] [LABELS ...])
+#
+# One GoogleTest binary; each TEST becomes a ctest entry carrying LABELS (GPU suites use "gpu").
+function(gwalign_add_test)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  gwalign_set_compile_options(${ARG_NAME})
+  target_compile_definitions(${ARG_NAME} PRIVATE
+    GW_SOURCE_DIR="${PROJECT_SOURCE_DIR}" GW_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  set(labels ${ARG_LABELS})
+  if(NOT labels)
+    set(labels cpu)
+  endif()
+  gtest_discover_tests(${ARG_NAME}
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${labels}")
+endfunction()

@@ -1,0 +1,46 @@
+# Build options. Every option has a default that suits a plain `cmake -B build` on Debian 12.
+
+option(GWALIGN_BUILD_TESTS "Build the GoogleTest suites" ON)
+option(GWALIGN_BUILD_BENCH "Build the Google Benchmark kernels (needs benchmark)" ON)
+option(GWALIGN_BUILD_TOOLS "Build the gwalign command-line tool" ON)
+option(GWALIGN_NATIVE "Compile for the build machine's CPU (-march=native)" OFF)
+
+# CUDA: on by default when nvcc is found. Device code lives in private libraries; public headers
+# never include CUDA headers, so a consumer of an installed CUDA build needs no nvcc.
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS "/usr/local/cuda/bin/nvcc")
+  # nvcc is often installed off PATH; look where the CUDA packages put it.
+  set(CMAKE_CUDA_COMPILER "/usr/local/cuda/bin/nvcc" CACHE FILEPATH "CUDA compiler")
+endif()
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  set(_gwalign_cuda_default ON)
+else()
+  set(_gwalign_cuda_default OFF)
+endif()
+option(GWALIGN_ENABLE_CUDA "Build the CUDA backend" ${_gwalign_cuda_default})
+
+if(GWALIGN_ENABLE_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER)
+    message(FATAL_ERROR "GWALIGN_ENABLE_CUDA=ON but no CUDA compiler was found; "
+                        "set CMAKE_CUDA_COMPILER or configure with -DGWALIGN_ENABLE_CUDA=OFF")
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # Hopper (H100/H200). Override with -DCMAKE_CUDA_ARCHITECTURES=80;90 etc.
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  # CMake 3.25 does not know nvcc 13's C++20 flag; device code is written in C++17.
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  enable_language(CUDA)
+  set(GW_HAS_CUDA 1)
+else()
+  set(GW_HAS_CUDA 0)
+endif()
+
+# Release builds use -O3 (CMake's default Release flags already carry -O3 -DNDEBUG for GCC/Clang;
+# stated explicitly so a toolchain file cannot silently weaken them).
+string(REPLACE "-O2" "-O3" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
+if(NOT CMAKE_CXX_FLAGS_RELEASE MATCHES "-O3")
+  string(APPEND CMAKE_CXX_FLAGS_RELEASE " -O3")
+endif()

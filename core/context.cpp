@@ -1,0 +1,97 @@
+#include "core/context.h"
+
+#include "core/config.h"
+#include "core/error.h"
+
+#if GW_HAS_OPENMP
+#include <omp.h>
+#endif
+#if GW_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <xmmintrin.h>
+#define GW_HAVE_MXCSR 1
+#else
+#define GW_HAVE_MXCSR 0
+#endif
+
+namespace gw {
+
+int available_threads() {
+#if GW_HAS_OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int resolve_threads(int requested) {
+  GW_CHECK(requested >= 0, "thread count must be >= 0 (0 = all), got " << requested);
+  return requested > 0 ? requested : available_threads();
+}
+
+int cuda_device_count() {
+#if GW_HAS_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error so later calls start clean
+    return 0;
+  }
+  return count;
+#else
+  return 0;
+#endif
+}
+
+void require_backend(Backend backend, int device) {
+  if (backend != Backend::kCuda) return;
+#if GW_HAS_CUDA
+  const int count = cuda_device_count();
+  GW_CHECK(count > 0, "backend 'cuda' requested but no CUDA device is visible; use --backend cpu");
+  GW_CHECK(device >= 0 && device < count,
+           "CUDA device " << device << " does not exist (" << count << " visible)");
+#else
+  (void)device;
+  GW_THROW(ErrorCode::kNotCompiled,
+           "backend 'cuda' requested but this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use --backend cpu");
+#endif
+}
+
+void set_flush_denormals(bool on) {
+#if GW_HAVE_MXCSR
+  constexpr unsigned kFtz = 0x8000;  // MXCSR bit 15: flush-to-zero
+  constexpr unsigned kDaz = 0x0040;  // MXCSR bit 6: denormals-are-zero
+  unsigned csr = _mm_getcsr();
+  csr = on ? (csr | kFtz | kDaz) : (csr & ~(kFtz | kDaz));
+  _mm_setcsr(csr);
+#else
+  (void)on;
+#endif
+}
+
+void set_flush_denormals_all_threads(int threads, bool on) {
+#if GW_HAS_OPENMP
+#pragma omp parallel num_threads(resolve_threads(threads))
+  set_flush_denormals(on);
+#else
+  (void)threads;
+  set_flush_denormals(on);
+#endif
+}
+
+ScopedThreads::ScopedThreads(int threads) : previous_(available_threads()) {
+  count_ = resolve_threads(threads);
+#if GW_HAS_OPENMP
+  omp_set_num_threads(count_);
+#endif
+}
+
+ScopedThreads::~ScopedThreads() {
+#if GW_HAS_OPENMP
+  omp_set_num_threads(previous_);
+#endif
+}
+
+}  // namespace gw

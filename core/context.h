@@ -1,0 +1,59 @@
+// Execution context: how many CPU threads, which backend and device, and the floating-point
+// environment of worker threads.
+//
+// Thread-safety: the free functions query process-wide state and are safe to call from any thread.
+// ScopedThreads changes the OpenMP thread count of the calling thread's parallel regions and
+// restores it on destruction; do not share one instance across threads.
+#pragma once
+
+#include "core/types.h"
+
+namespace gw {
+
+struct Context {
+  // CPU worker threads; 0 means all available (see available_threads()).
+  int threads = 0;
+  // Backend for kernels that have several. kCuda needs a CUDA build and a visible device.
+  Backend backend = Backend::kCpu;
+  // CUDA device ordinal when backend == kCuda.
+  int device = 0;
+};
+
+// Number of threads OpenMP would use for a parallel region right now (1 without OpenMP).
+int available_threads();
+
+// `requested` if positive, else available_threads(). Throws kInvalidArgument if negative.
+int resolve_threads(int requested);
+
+// Number of visible CUDA devices; 0 in a build without CUDA or on a machine without a GPU.
+int cuda_device_count();
+
+// Throws ErrorCode::kNotCompiled when `backend` is kCuda in a build without CUDA, and
+// ErrorCode::kInvalidArgument when no device with ordinal `device` is visible.
+void require_backend(Backend backend, int device = 0);
+
+// Sets flush-to-zero and denormals-are-zero on the calling thread (x86 MXCSR; no-op elsewhere).
+// Float32 log-sum-exp over tiny plan entries runs ~2x slower with denormals.
+void set_flush_denormals(bool on);
+
+// Sets FTZ/DAZ on every thread of an OpenMP team of `threads` threads (GCC's libgomp reuses its
+// pool, so later parallel regions of at most that size inherit the setting).
+void set_flush_denormals_all_threads(int threads, bool on = true);
+
+// Sets the OpenMP thread count for parallel regions started by this thread, restoring the previous
+// value on destruction. ScopedThreads(0) uses all available threads.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int threads);
+  ~ScopedThreads();
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+  int count() const { return count_; }
+
+ private:
+  int previous_;
+  int count_;
+};
+
+}  // namespace gw
