@@ -221,3 +221,46 @@ TEST(Timer, PhaseTimesAccumulateInOrder) {
 
 }  // namespace
 }  // namespace gw
+
+#include "core/json.h"
+
+namespace gw {
+namespace {
+
+TEST(Json, WritesNestedObjectsWithEscapingAndNulls) {
+  JsonWriter json;
+  json.begin_object()
+      .member("what", "knn")
+      .member("n", 20000)
+      .member("seconds", 0.25)
+      .member("ok", true)
+      .member("nan", std::numeric_limits<double>::quiet_NaN())
+      .key("list")
+      .begin_array()
+      .value(1)
+      .value("a\"b\n")
+      .end_array()
+      .key("empty")
+      .begin_object()
+      .end_object()
+      .end_object();
+  EXPECT_EQ(json.str(),
+            R"({"what":"knn","n":20000,"seconds":0.25,"ok":true,"nan":null,"list":[1,"a\"b\n"],)"
+            R"("empty":{}})");
+}
+
+TEST(Json, ShortestRoundTripNumbers) {
+  JsonWriter json;
+  json.begin_array().value(0.1).value(1e-300).value(-3.0).end_array();
+  EXPECT_EQ(json.str(), "[0.1,1e-300,-3]");
+}
+
+TEST(Json, MisnestingIsAnInternalError) {
+  JsonWriter json;
+  json.begin_object();
+  EXPECT_THROW(json.value(1), Error);
+  EXPECT_THROW(json.end_array(), Error);
+}
+
+}  // namespace
+}  // namespace gw

@@ -1,0 +1,152 @@
+#include "bench_util.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <memory>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/timer.h"
+
+namespace gw::cli {
+
+double median(std::vector<double> samples) {
+  GW_CHECK(!samples.empty(), "median of no samples");
+  std::sort(samples.begin(), samples.end());
+  const std::size_t mid = samples.size() / 2;
+  return samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+}
+
+TimingStats time_repeated(int reps, const std::function<void()>& fn, int warmup) {
+  GW_CHECK(reps >= 1, "--reps must be >= 1, got " << reps);
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> samples;
+  samples.reserve(reps);
+  for (int i = 0; i < reps; ++i) {
+    Stopwatch watch;
+    fn();
+    samples.push_back(watch.seconds());
+  }
+  TimingStats stats;
+  stats.reps = reps;
+  stats.min = *std::min_element(samples.begin(), samples.end());
+  stats.max = *std::max_element(samples.begin(), samples.end());
+  stats.median = median(std::move(samples));
+  return stats;
+}
+
+namespace {
+constexpr int kBandwidthPasses = 5;
+
+// Pages are touched by the threads that later stream them, so first-touch places them well.
+std::unique_ptr<double[]> make_buffer(std::size_t count, int threads) {
+  std::unique_ptr<double[]> buffer(new double[count]);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::size_t i = 0; i < count; ++i) buffer[i] = 1.0;
+  return buffer;
+}
+}  // namespace
+
+double measure_read_bandwidth(std::size_t bytes, int threads) {
+  threads = resolve_threads(threads);
+  const std::size_t count = std::max<std::size_t>(bytes / sizeof(double), 1024);
+  auto buffer = make_buffer(count, threads);
+  double best = 1e30;
+  volatile double sink = 0.0;
+  for (int pass = 0; pass < kBandwidthPasses; ++pass) {
+    Stopwatch watch;
+    double sum = 0.0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : sum)
+    for (std::size_t i = 0; i < count; ++i) sum += buffer[i];
+    best = std::min(best, watch.seconds());
+    sink = sink + sum;
+  }
+  return static_cast<double>(count * sizeof(double)) / best;
+}
+
+double measure_write_bandwidth(std::size_t bytes, int threads) {
+  threads = resolve_threads(threads);
+  const std::size_t count = std::max<std::size_t>(bytes / sizeof(double), 1024);
+  auto buffer = make_buffer(count, threads);
+  double best = 1e30;
+  for (int pass = 0; pass < kBandwidthPasses; ++pass) {
+    Stopwatch watch;
+    const double fill = static_cast<double>(pass);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::size_t i = 0; i < count; ++i) buffer[i] = fill;
+    best = std::min(best, watch.seconds());
+  }
+  volatile double keep = buffer[count / 2];
+  (void)keep;
+  return static_cast<double>(count * sizeof(double)) / best;
+}
+
+void add_common_bench_options(cxxopts::Options& options, int default_reps) {
+  options.add_options("common")
+      ("reps", "timed repetitions (the median is reported)",
+       cxxopts::value<int>()->default_value(std::to_string(default_reps)))
+      ("threads", "CPU threads (0 = all)", cxxopts::value<int>()->default_value("0"))
+      ("seed", "random seed for the generated input", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("json", "print one JSON object on stdout")
+      ("h,help", "print this help");
+}
+
+BenchReport::BenchReport(std::string what) { put("what", std::move(what)); }
+
+BenchReport& BenchReport::put(const std::string& name, Value v) {
+  for (auto& field : fields_) {
+    if (field.first == name) {
+      field.second = std::move(v);
+      return *this;
+    }
+  }
+  fields_.emplace_back(name, std::move(v));
+  return *this;
+}
+
+BenchReport& BenchReport::set(const std::string& name, double v) { return put(name, v); }
+BenchReport& BenchReport::set(const std::string& name, std::int64_t v) { return put(name, v); }
+BenchReport& BenchReport::set(const std::string& name, bool v) { return put(name, v); }
+BenchReport& BenchReport::set(const std::string& name, const std::string& v) { return put(name, v); }
+
+BenchReport& BenchReport::set_timing(const std::string& prefix, const TimingStats& stats) {
+  set(prefix + "seconds", stats.median);
+  set(prefix + "seconds_min", stats.min);
+  set(prefix + "seconds_max", stats.max);
+  return set("reps", std::int64_t{stats.reps});
+}
+
+void BenchReport::print(std::ostream& out, bool json) const {
+  if (json) {
+    JsonWriter writer;
+    writer.begin_object();
+    for (const auto& [name, v] : fields_) {
+      writer.key(name);
+      std::visit([&writer](const auto& x) { writer.value(x); }, v);
+    }
+    writer.end_object();
+    out << writer.str() << "\n";
+    return;
+  }
+  std::size_t width = 0;
+  for (const auto& field : fields_) width = std::max(width, field.first.size());
+  for (const auto& [name, v] : fields_) {
+    out << std::left << std::setw(static_cast<int>(width) + 2) << (name + ":");
+    std::visit([&out](const auto& x) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(x)>, bool>) {
+        out << (x ? "true" : "false");
+      } else if constexpr (std::is_same_v<std::decay_t<decltype(x)>, double>) {
+        out << std::setprecision(6) << x;
+      } else {
+        out << x;
+      }
+    }, v);
+    out << "\n";
+  }
+}
+
+}  // namespace gw::cli

@@ -1,0 +1,73 @@
+// gwalign: command-line front end. Dispatches to registered subcommands (see command.h) and turns
+// errors into one-line messages with sysexits-style exit codes. No algorithm lives here.
+#include <cxxopts.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "command.h"
+#include "core/config.h"
+#include "core/error.h"
+
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "gwalign " << GW_VERSION_STRING
+      << ": sampled Gromov-Wasserstein alignment of point clouds and graphs\n\n"
+         "Usage: gwalign <command> [options]\n\nCommands:\n";
+  for (const auto& command : gw::cli::commands()) {
+    out << "  " << command.name << std::string(12 - std::min<size_t>(command.name.size(), 11), ' ')
+        << command.summary << "\n";
+  }
+  out << "\nRun 'gwalign <command> --help' for the options of one command.\n"
+         "  --version   print the version and build configuration\n";
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return 64;
+  }
+  const std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (first == "--version" || first == "version") {
+    std::cout << "gwalign " << GW_VERSION_STRING << " (cuda: " << (GW_HAS_CUDA ? "yes" : "no")
+              << ", openmp: " << (GW_HAS_OPENMP ? "yes" : "no") << ")\n";
+    return 0;
+  }
+  for (const auto& command : gw::cli::commands()) {
+    if (command.name == first) {
+      std::string name = "gwalign " + first;
+      argv[1] = name.data();
+      return command.run(argc - 1, argv + 1);
+    }
+  }
+  std::cerr << "gwalign: unknown command '" << first << "'; run 'gwalign --help' for the list\n";
+  return 64;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const gw::Error& e) {
+    std::cerr << "gwalign: error: " << e.what() << "\n";
+    return gw::exit_code(e.code());
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << "gwalign: usage error: " << e.what() << " (see --help)\n";
+    return 64;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "gwalign: error: out of memory; try a smaller problem or --mode landmark\n";
+    return 71;  // EX_OSERR
+  } catch (const std::exception& e) {
+    std::cerr << "gwalign: internal error: " << e.what() << "\n";
+    return 70;  // EX_SOFTWARE
+  }
+}
