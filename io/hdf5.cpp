@@ -886,21 +886,26 @@ CsrArray<T> Reader::read_csr(std::string_view object) const {
   CsrArray<T> csr;
   csr.indptr = read_array<std::int64_t>(read_member("indptr"), 1).data;
   csr.data = read_array<T>(read_member("data"), 1).data;
-  // Indices: checked against the minor dimension before narrowing to int32 so that an int64 file
-  // with a huge bad index reports the index, not a conversion failure.
-  {
-    const std::vector<std::int64_t> wide = read_array<std::int64_t>(read_member("indices"), 1).data;
+  // Indices: int32 files are read straight into Index; wider ones are range-checked before
+  // narrowing, so that a huge bad index is reported as such rather than as a conversion failure.
+  auto bad_index = [&](std::size_t p, std::int64_t value) {
+    std::size_t row = 0;
+    while (row + 1 < csr.indptr.size() && csr.indptr[row + 1] <= static_cast<Offset>(p)) ++row;
+    GW_THROW(ErrorCode::kBadData,
+             what << " has indices[" << p << "] = " << value << " (" << (csc ? "column " : "row ")
+                  << row << ") outside [0, " << minor << ")");
+  };
+  const std::string indices_path = read_member("indices");
+  if (impl_->info(indices_path).dtype == DType::kInt32) {
+    csr.indices = read_array<Index>(indices_path, 1).data;
+    for (std::size_t p = 0; p < csr.indices.size(); ++p) {
+      if (csr.indices[p] < 0 || csr.indices[p] >= minor) bad_index(p, csr.indices[p]);
+    }
+  } else {
+    const std::vector<std::int64_t> wide = read_array<std::int64_t>(indices_path, 1).data;
     csr.indices.resize(wide.size());
     for (std::size_t p = 0; p < wide.size(); ++p) {
-      if (wide[p] < 0 || wide[p] >= minor) {
-        std::size_t row = 0;
-        while (row + 1 < csr.indptr.size() && csr.indptr[row + 1] <= static_cast<Offset>(p)) {
-          ++row;
-        }
-        GW_THROW(ErrorCode::kBadData,
-                 what << " has indices[" << p << "] = " << wide[p] << " ("
-                      << (csc ? "column " : "row ") << row << ") outside [0, " << minor << ")");
-      }
+      if (wide[p] < 0 || wide[p] >= minor) bad_index(p, wide[p]);
       csr.indices[p] = static_cast<Index>(wide[p]);
     }
   }

@@ -318,6 +318,23 @@ TEST(H5ad, ReaderErrorsNameTheKeyAndWhatExists) {
   EXPECT_GW_ERROR(reader.read_obs_column("label"), ErrorCode::kBadData, "holds strings");
 }
 
+TEST(H5ad, ObsIndexIsTheDatasetNamedByTheIndexAttribute) {
+  TempDir dir;
+  const std::string path = dir.file("renamed_index.h5ad");
+  const std::vector<std::string> ids = {"AAAC-1", "AAAG-1", "AACT-1"};
+  {
+    H5adWriter out = H5adWriter::create(path, 3, 2);
+    out.file().write_strings("/obs/cell_id", ids);
+    out.file().set_attribute("/obs", "_index", "cell_id");
+    out.file().remove("/obs/_index");
+    out.commit();
+  }
+  H5adReader reader(path);
+  EXPECT_EQ(reader.obs_names(), ids);
+  EXPECT_EQ(reader.n_obs(), 3);
+  EXPECT_EQ(reader.var_names(), (std::vector<std::string>{"0", "1"}));
+}
+
 TEST(H5ad, WriterRejectsShapesThatDoNotMatchTheFile) {
   TempDir dir;
   H5adWriter out = H5adWriter::create(dir.file("w.h5ad"), 4, 3);

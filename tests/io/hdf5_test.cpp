@@ -650,6 +650,64 @@ TEST(Hdf5, WrongRankAndWrongDtypeAreBadData) {
   EXPECT_GW_ERROR(reader.read_strings("/cube"), ErrorCode::kBadData, "expected strings");
 }
 
+TEST(Hdf5, TruncatedOrCorruptFilesAreIoErrors) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  Rng rng(4);
+  {
+    Writer writer(path);
+    DatasetOptions gzip;
+    gzip.gzip_level = 6;
+    // Random doubles hardly compress, so the chunks fill most of the file.
+    const std::vector<double> values = random_values<double>(rng, 100000);
+    writer.write_array<double>("/values", values, std::vector<std::int64_t>{100000}, gzip);
+    writer.commit();
+  }
+  const auto size = std::filesystem::file_size(path);
+  const std::string corrupt = dir.file("corrupt.h5");
+  std::filesystem::copy_file(path, corrupt);
+  {
+    // Overwrite bytes in the middle of the compressed chunk data.
+    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(size * 6 / 10));
+    const std::string garbage(4096, '\x5a');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  EXPECT_GW_ERROR(Reader(corrupt).read_array<double>("/values"),
+                  ErrorCode::kIo,
+                  "'/values' in '" + corrupt + "'",
+                  "read failed");
+  std::filesystem::resize_file(path, size / 2);
+  EXPECT_GW_ERROR(Reader{path}, ErrorCode::kIo, "cannot open HDF5 file '" + path + "'");
+}
+
+TEST(Hdf5, H5sparseGroupsAreReadWithTheirShapeAttribute) {
+  TempDir dir;
+  const std::string path = dir.file("h5sparse.h5");
+  Rng rng(12);
+  const CsrArray<float> csr = random_csr<float>(rng, 6, 9, 0.4);
+  {
+    Writer writer(path);
+    writer.ensure_group("/m");
+    writer.set_attribute("/m", "h5sparse_format", "csr");
+    writer.set_attribute_array<std::int64_t>(
+        "/m", "h5sparse_shape", std::vector<std::int64_t>{6, 9});
+    writer.write_array<float>("/m/data", csr.data, std::vector<std::int64_t>{csr.nnz()});
+    writer.write_array<std::int32_t>(
+        "/m/indices", csr.indices, std::vector<std::int64_t>{csr.nnz()});
+    writer.write_array<std::int64_t>("/m/indptr", csr.indptr, std::vector<std::int64_t>{7});
+    writer.commit();
+  }
+  Reader reader(path);
+  const CsrArray<float> back = reader.read_csr<float>("/m");
+  EXPECT_EQ(back.rows, 6);
+  EXPECT_EQ(back.cols, 9);
+  EXPECT_EQ(back.indptr, csr.indptr);
+  EXPECT_EQ(back.indices, csr.indices);
+  EXPECT_EQ(back.data, csr.data);
+  EXPECT_EQ(reader.info("/m").shape, (std::vector<std::int64_t>{6, 9}));
+}
+
 TEST(Hdf5, DescribeListsEveryObjectWithShapesAndEncodings) {
   TempDir dir;
   const std::string path = dir.file("describe.h5");

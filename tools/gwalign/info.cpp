@@ -50,8 +50,13 @@ void print_text(std::ostream& out,
       std::size_t width = 0;
       for (const auto& entry : entries) width = std::max(width, entry.key.size());
       for (const auto& entry : entries) {
-        out << "  " << std::left << std::setw(static_cast<int>(width) + 2) << entry.key
-            << std::setw(7) << io::to_string(entry.format) << std::setw(9)
+        out << "  " << std::left << std::setw(static_cast<int>(width) + 2) << entry.key;
+        if (entry.format == io::MatrixFormat::kOther) {
+          const std::string encoding = file.info(entry.object).encoding_type;
+          out << "(not a matrix" << (encoding.empty() ? "" : ": " + encoding) << ")\n";
+          continue;
+        }
+        out << std::setw(7) << io::to_string(entry.format) << std::setw(9)
             << io::to_string(entry.dtype) << shape_text(entry.shape) << "\n";
       }
     }
@@ -78,9 +83,7 @@ void print_text(std::ostream& out,
   for (const auto& object : objects) {
     out << "  " << std::left << std::setw(static_cast<int>(width) + 2) << object.path
         << std::setw(9) << io::to_string(object.kind);
-    if (object.kind == io::ObjectKind::kDataset) {
-      out << std::setw(9) << io::to_string(object.dtype) << shape_text(object.shape);
-    } else if (!object.shape.empty()) {
+    if (object.kind == io::ObjectKind::kDataset || !object.shape.empty()) {
       out << std::setw(9) << io::to_string(object.dtype) << shape_text(object.shape);
     }
     if (!object.encoding_type.empty()) out << "  [" << object.encoding_type << "]";
