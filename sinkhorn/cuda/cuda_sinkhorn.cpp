@@ -1,0 +1,507 @@
+// gw::CudaSinkhorn: device buffers and the iteration loop around the launchers of
+// sinkhorn_kernels.cu. Compiled into every build; without CUDA every entry point throws
+// ErrorCode::kNotCompiled.
+#include "sinkhorn/cuda_sinkhorn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "sinkhorn/sinkhorn_common_impl.h"
+
+#if GW_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include "sinkhorn/cuda/cuda_check.h"
+#include "sinkhorn/cuda/sinkhorn_kernels.cuh"
+#endif
+
+namespace gw {
+
+#if GW_HAS_CUDA
+
+namespace {
+
+using detail::kInf;
+
+std::size_t element_size(Precision type) {
+  return type == Precision::kF32 ? sizeof(float) : sizeof(double);
+}
+
+// Owning device allocation that only grows.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) cudaFree(ptr_);  // no throw from a destructor; errors are sticky anyway
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void ensure(std::size_t bytes) {
+    if (bytes <= bytes_) return;
+    if (ptr_ != nullptr) GW_CUDA_CHECK(cudaFree(ptr_));
+    ptr_ = nullptr;
+    bytes_ = 0;
+    GW_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    bytes_ = bytes;
+  }
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  std::size_t bytes() const { return bytes_; }
+  void swap(DeviceBuffer& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(bytes_, other.bytes_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Makes `device` current for the scope and restores the previous device.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    GW_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) GW_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// Pinned host block the check iterations read back in one copy.
+struct CheckReadback {
+  double error;
+  int status[cuda::kStatusSlots];
+};
+
+void check_device_pointer(const void* pointer, int device, const char* what) {
+  cudaPointerAttributes attributes{};
+  GW_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+  GW_CHECK(attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged,
+           "CudaSinkhorn: " << what << " is not device memory; use the host variant instead");
+  GW_CHECK(attributes.device == device,
+           "CudaSinkhorn: " << what << " lives on device " << attributes.device
+                            << " but this instance uses device " << device);
+}
+
+}  // namespace
+
+class CudaSinkhorn::Impl {
+ public:
+  explicit Impl(int device) : device_(device) {
+    require_backend(Backend::kCuda, device);
+    DeviceGuard guard(device_);
+    GW_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    void* pinned = nullptr;
+    GW_CUDA_CHECK(cudaMallocHost(&pinned, sizeof(CheckReadback)));
+    readback_ = static_cast<CheckReadback*>(pinned);
+    GW_CUDA_CHECK(cudaMalloc(&device_check_, sizeof(CheckReadback)));
+  }
+
+  ~Impl() {
+    try {
+      DeviceGuard guard(device_);
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+      cudaFreeHost(readback_);
+      cudaFree(device_check_);
+    } catch (...) {  // a destructor must not throw
+    }
+  }
+
+  void reserve(Index n, Index k, bool reserve_cost, Precision cost_type) {
+    GW_CHECK(n >= 1 && k >= 1,
+             "CudaSinkhorn::reserve: sizes must be >= 1, got " << n << " x " << k);
+    DeviceGuard guard(device_);
+    ensure_buffers(n, k);
+    if (reserve_cost) {
+      owned_cost_.ensure(static_cast<std::size_t>(n) * k * element_size(cost_type));
+    }
+  }
+
+  void upload_cost(const CostView& host) {
+    detail::check_cost_shape("CudaSinkhorn::upload_cost", host);
+    DeviceGuard guard(device_);
+    set_shape(host.rows(), host.cols());
+    const std::size_t elem = element_size(host.element_type());
+    owned_cost_.ensure(static_cast<std::size_t>(n_) * k_ * elem);
+    GW_CUDA_CHECK(cudaMemcpy2DAsync(owned_cost_.get(),
+                                    static_cast<std::size_t>(k_) * elem,
+                                    host.data(),
+                                    static_cast<std::size_t>(host.row_stride()) * elem,
+                                    static_cast<std::size_t>(k_) * elem,
+                                    static_cast<std::size_t>(n_),
+                                    cudaMemcpyHostToDevice,
+                                    stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cost_ = host.element_type() == Precision::kF32
+                ? CostView(owned_cost_.as<const float>(), n_, k_)
+                : CostView(owned_cost_.as<const double>(), n_, k_);
+  }
+
+  void use_device_cost(const CostView& device_cost) {
+    detail::check_cost_shape("CudaSinkhorn::use_device_cost", device_cost);
+    DeviceGuard guard(device_);
+    check_device_pointer(device_cost.data(), device_, "the cost passed to use_device_cost");
+    set_shape(device_cost.rows(), device_cost.cols());
+    cost_ = device_cost;
+  }
+
+  Index rows() const { return n_; }
+  Index cols() const { return k_; }
+
+  void set_marginals(std::span<const double> a, std::span<const double> b) {
+    require_cost("set_marginals");
+    GW_CHECK(a.size() == static_cast<std::size_t>(n_) && b.size() == static_cast<std::size_t>(k_),
+             "CudaSinkhorn::set_marginals: got " << a.size() << " and " << b.size()
+                                                 << " entries for a " << n_ << " x " << k_
+                                                 << " cost");
+    mass_a_ = detail::checked_mass("CudaSinkhorn::set_marginals", a, "a");
+    mass_b_ = detail::checked_mass("CudaSinkhorn::set_marginals", b, "b");
+    DeviceGuard guard(device_);
+    GW_CUDA_CHECK(
+        cudaMemcpyAsync(a_.get(), a.data(), a.size_bytes(), cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(
+        cudaMemcpyAsync(b_.get(), b.data(), b.size_bytes(), cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    marginals_set_ = true;
+  }
+
+  void set_potentials(std::span<const double> f, std::span<const double> g) {
+    require_cost("set_potentials");
+    GW_CHECK(f.size() == static_cast<std::size_t>(n_) && g.size() == static_cast<std::size_t>(k_),
+             "CudaSinkhorn::set_potentials: got " << f.size() << " and " << g.size()
+                                                  << " entries for a " << n_ << " x " << k_
+                                                  << " cost");
+    detail::check_potentials("CudaSinkhorn::set_potentials", f, "f");
+    detail::check_potentials("CudaSinkhorn::set_potentials", g, "g");
+    // On the device, -inf marks zero mass (the kernels skip those rows / columns).
+    std::vector<double> host_f(f.begin(), f.end()), host_g(g.begin(), g.end());
+    for (double& x : host_f) x = x <= 0.5 * kZeroMassPotential ? -kInf : x;
+    for (double& x : host_g) x = x <= 0.5 * kZeroMassPotential ? -kInf : x;
+    DeviceGuard guard(device_);
+    GW_CUDA_CHECK(cudaMemcpyAsync(
+        f_.get(), host_f.data(), host_f.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cudaMemcpyAsync(
+        g_.get(), host_g.data(), host_g.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void reset_potentials() {
+    require_cost("reset_potentials");
+    DeviceGuard guard(device_);
+    zero_potentials();
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  SinkhornResult solve(double epsilon, const SinkhornOptions& options) {
+    const char* who = "CudaSinkhorn::solve";
+    detail::check_options(who, options);
+    detail::check_epsilon(who, epsilon);
+    require_cost("solve");
+    GW_CHECK(marginals_set_,
+             who << ": no marginals for the current " << n_ << " x " << k_
+                 << " cost; call set_marginals first");
+    detail::check_balance(who, mass_a_, mass_b_, options);
+    DeviceGuard guard(device_);
+
+    cuda::SinkhornParams params;
+    params.n = n_;
+    params.k = k_;
+    params.cost_stride = cost_.row_stride();
+    params.epsilon = epsilon;
+    params.inv_eps = 1.0 / epsilon;
+    params.tau_a = detail::damping(options.rho_a, epsilon);
+    params.tau_b = detail::damping(options.rho_b, epsilon);
+    params.rho_a = options.rho_a;
+    const Precision compute = options.precision;
+
+    GW_CUDA_CHECK(cuda::launch_scale_potentials(
+        g_.as<double>(), k_, params.inv_eps, compute, gt_.get(), nullptr, stream_));
+    auto* device_status =
+        reinterpret_cast<int*>(static_cast<char*>(device_check_) + offsetof(CheckReadback, status));
+    auto* device_error = static_cast<double*>(device_check_);
+    GW_CUDA_CHECK(cudaMemsetAsync(device_status, 0x7F, sizeof(int) * cuda::kStatusSlots, stream_));
+
+    SinkhornResult result;
+    result.backend = Backend::kCuda;
+    result.threads = 0;
+    for (int t = 0;; ++t) {
+      const bool check = detail::is_check_iteration(t, options);
+      GW_CUDA_CHECK(cuda::launch_row_update(cost_.data(),
+                                            cost_.element_type(),
+                                            compute,
+                                            params,
+                                            a_.as<double>(),
+                                            f_.as<double>(),
+                                            gt_.get(),
+                                            f_new_.as<double>(),
+                                            ft_.get(),
+                                            fcorr_.get(),
+                                            check ? row_residual_.as<double>() : nullptr,
+                                            device_status,
+                                            stream_));
+      if (check) {
+        GW_CUDA_CHECK(cuda::launch_sum(row_residual_.as<double>(), n_, device_error, stream_));
+        GW_CUDA_CHECK(cudaMemcpyAsync(
+            readback_, device_check_, sizeof(CheckReadback), cudaMemcpyDeviceToHost, stream_));
+        GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        throw_on_status();
+        if (detail::finish_check(t, readback_->error, options, result)) break;
+      }
+      f_.swap(f_new_);
+      GW_CUDA_CHECK(cuda::launch_column_update(cost_.data(),
+                                               cost_.element_type(),
+                                               compute,
+                                               params,
+                                               b_.as<double>(),
+                                               ft_.get(),
+                                               fcorr_.get(),
+                                               partial_max_.as<double>(),
+                                               partial_sum_.as<double>(),
+                                               g_.as<double>(),
+                                               gt_.get(),
+                                               device_status,
+                                               stream_));
+    }
+    return result;
+  }
+
+  void download_potentials(std::span<double> f, std::span<double> g) const {
+    require_cost("download_potentials");
+    GW_CHECK(f.size() == static_cast<std::size_t>(n_) && g.size() == static_cast<std::size_t>(k_),
+             "CudaSinkhorn::download_potentials: got " << f.size() << " and " << g.size()
+                                                       << " entries for a " << n_ << " x " << k_
+                                                       << " cost");
+    DeviceGuard guard(device_);
+    GW_CUDA_CHECK(
+        cudaMemcpyAsync(f.data(), f_.get(), f.size_bytes(), cudaMemcpyDeviceToHost, stream_));
+    GW_CUDA_CHECK(
+        cudaMemcpyAsync(g.data(), g_.get(), g.size_bytes(), cudaMemcpyDeviceToHost, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (double& x : f) x = x == -kInf ? kZeroMassPotential : x;
+    for (double& x : g) x = x == -kInf ? kZeroMassPotential : x;
+  }
+
+  void plan_to_device(double epsilon, const PlanView& plan, Precision precision) {
+    check_plan(epsilon, plan, "plan_to_device");
+    DeviceGuard guard(device_);
+    check_device_pointer(plan.data(), device_, "the plan passed to plan_to_device");
+    launch_plan(epsilon, plan.data(), plan.element_type(), plan.row_stride(), precision);
+  }
+
+  void plan_to_host(double epsilon, const PlanView& plan, Precision precision) {
+    check_plan(epsilon, plan, "plan_to_host");
+    DeviceGuard guard(device_);
+    const std::size_t elem = element_size(plan.element_type());
+    plan_scratch_.ensure(static_cast<std::size_t>(n_) * k_ * elem);
+    launch_plan(epsilon, plan_scratch_.get(), plan.element_type(), k_, precision);
+    GW_CUDA_CHECK(cudaMemcpy2DAsync(plan.data(),
+                                    static_cast<std::size_t>(plan.row_stride()) * elem,
+                                    plan_scratch_.get(),
+                                    static_cast<std::size_t>(k_) * elem,
+                                    static_cast<std::size_t>(k_) * elem,
+                                    static_cast<std::size_t>(n_),
+                                    cudaMemcpyDeviceToHost,
+                                    stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  int device() const { return device_; }
+
+ private:
+  void ensure_buffers(Index n, Index k) {
+    const auto nn = static_cast<std::size_t>(n);
+    const auto kk = static_cast<std::size_t>(k);
+    a_.ensure(nn * sizeof(double));
+    b_.ensure(kk * sizeof(double));
+    f_.ensure(nn * sizeof(double));
+    f_new_.ensure(nn * sizeof(double));
+    g_.ensure(kk * sizeof(double));
+    // Compute-type copies: sized for double so either precision fits.
+    ft_.ensure(nn * sizeof(double));
+    fcorr_.ensure(nn * sizeof(double));
+    gt_.ensure(kk * sizeof(double));
+    row_residual_.ensure(nn * sizeof(double));
+    const std::size_t partials = static_cast<std::size_t>(cuda::column_row_tiles(n)) * kk;
+    partial_max_.ensure(partials * sizeof(double));
+    partial_sum_.ensure(partials * sizeof(double));
+  }
+
+  // A new shape invalidates the potentials and marginals of the old one.
+  void set_shape(Index n, Index k) {
+    if (n == n_ && k == k_) return;
+    ensure_buffers(n, k);
+    n_ = n;
+    k_ = k;
+    marginals_set_ = false;
+    zero_potentials();
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void zero_potentials() {
+    GW_CUDA_CHECK(
+        cudaMemsetAsync(f_.get(), 0, static_cast<std::size_t>(n_) * sizeof(double), stream_));
+    GW_CUDA_CHECK(
+        cudaMemsetAsync(g_.get(), 0, static_cast<std::size_t>(k_) * sizeof(double), stream_));
+  }
+
+  void require_cost(const char* what) const {
+    GW_CHECK(
+        cost_.data() != nullptr,
+        "CudaSinkhorn::" << what << ": no cost yet; call upload_cost or use_device_cost first");
+  }
+
+  void check_plan(double epsilon, const PlanView& plan, const char* what) const {
+    require_cost(what);
+    detail::check_epsilon("CudaSinkhorn::plan", epsilon);
+    GW_CHECK(plan.data() != nullptr,
+             "CudaSinkhorn::" << what << ": the plan view has no data pointer");
+    GW_CHECK(plan.rows() == n_ && plan.cols() == k_,
+             "CudaSinkhorn::" << what << ": the plan is " << plan.rows() << " x " << plan.cols()
+                              << " but the cost is " << n_ << " x " << k_);
+    GW_CHECK(plan.row_stride() >= plan.cols(),
+             "CudaSinkhorn::" << what << ": the plan's row_stride (" << plan.row_stride()
+                              << ") is smaller than its column count (" << plan.cols() << ")");
+  }
+
+  void launch_plan(
+      double epsilon, void* out, Precision out_type, Offset out_stride, Precision precision) {
+    const double inv_eps = 1.0 / epsilon;
+    GW_CUDA_CHECK(cuda::launch_scale_potentials(
+        f_.as<double>(), n_, inv_eps, precision, ft_.get(), fcorr_.get(), stream_));
+    GW_CUDA_CHECK(cuda::launch_scale_potentials(
+        g_.as<double>(), k_, inv_eps, precision, gt_.get(), nullptr, stream_));
+    GW_CUDA_CHECK(cuda::launch_plan(cost_.data(),
+                                    cost_.element_type(),
+                                    precision,
+                                    n_,
+                                    k_,
+                                    cost_.row_stride(),
+                                    inv_eps,
+                                    ft_.get(),
+                                    fcorr_.get(),
+                                    gt_.get(),
+                                    out,
+                                    out_type,
+                                    out_stride,
+                                    stream_));
+  }
+
+  void throw_on_status() const {
+    const int* status = readback_->status;
+    GW_CHECK_CODE(
+        status[cuda::kBadRow] == cuda::kNoIndex,
+        ErrorCode::kBadData,
+        "CudaSinkhorn::solve: the cost has a NaN or -inf entry in row " << status[cuda::kBadRow]);
+    GW_CHECK_CODE(status[cuda::kBadColumn] == cuda::kNoIndex,
+                  ErrorCode::kBadData,
+                  "CudaSinkhorn::solve: the cost has a NaN or -inf entry in column "
+                      << status[cuda::kBadColumn]);
+    GW_CHECK_CODE(status[cuda::kEmptyRow] == cuda::kNoIndex,
+                  ErrorCode::kBadData,
+                  "CudaSinkhorn::solve: row " << status[cuda::kEmptyRow]
+                                              << " has positive mass but no finite-cost entry "
+                                                 "towards any positive-mass column");
+    GW_CHECK_CODE(status[cuda::kEmptyColumn] == cuda::kNoIndex,
+                  ErrorCode::kBadData,
+                  "CudaSinkhorn::solve: column " << status[cuda::kEmptyColumn]
+                                                 << " has positive mass but no finite-cost entry "
+                                                    "towards any positive-mass row");
+  }
+
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  CheckReadback* readback_ = nullptr;  // pinned host
+  void* device_check_ = nullptr;       // device copy of CheckReadback
+  Index n_ = 0;
+  Index k_ = 0;
+  CostView cost_;
+  bool marginals_set_ = false;
+  double mass_a_ = 0.0;
+  double mass_b_ = 0.0;
+  DeviceBuffer owned_cost_, a_, b_, f_, f_new_, g_, ft_, fcorr_, gt_, row_residual_;
+  DeviceBuffer partial_max_, partial_sum_, plan_scratch_;
+};
+
+CudaSinkhorn::CudaSinkhorn(int device) : impl_(std::make_unique<Impl>(device)) {}
+
+#else  // !GW_HAS_CUDA
+
+class CudaSinkhorn::Impl {};
+
+namespace {
+[[noreturn]] void not_compiled() {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CudaSinkhorn: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use gw::sinkhorn (CPU)");
+}
+}  // namespace
+
+CudaSinkhorn::CudaSinkhorn(int device) {
+  (void)device;
+  not_compiled();
+}
+
+#endif  // GW_HAS_CUDA
+
+CudaSinkhorn::~CudaSinkhorn() = default;
+CudaSinkhorn::CudaSinkhorn(CudaSinkhorn&&) noexcept = default;
+CudaSinkhorn& CudaSinkhorn::operator=(CudaSinkhorn&&) noexcept = default;
+
+CudaSinkhorn::Impl& CudaSinkhorn::impl() const {
+#if GW_HAS_CUDA
+  GW_CHECK(impl_ != nullptr, "CudaSinkhorn: use of a moved-from object");
+  return *impl_;
+#else
+  not_compiled();
+#endif
+}
+
+void CudaSinkhorn::reserve(Index n, Index k, bool reserve_cost, Precision cost_type) {
+  impl().reserve(n, k, reserve_cost, cost_type);
+}
+void CudaSinkhorn::upload_cost(const CostView& host_cost) { impl().upload_cost(host_cost); }
+void CudaSinkhorn::use_device_cost(const CostView& device_cost) {
+  impl().use_device_cost(device_cost);
+}
+Index CudaSinkhorn::rows() const { return impl().rows(); }
+Index CudaSinkhorn::cols() const { return impl().cols(); }
+void CudaSinkhorn::set_marginals(std::span<const double> a, std::span<const double> b) {
+  impl().set_marginals(a, b);
+}
+void CudaSinkhorn::set_potentials(std::span<const double> f, std::span<const double> g) {
+  impl().set_potentials(f, g);
+}
+void CudaSinkhorn::reset_potentials() { impl().reset_potentials(); }
+SinkhornResult CudaSinkhorn::solve(double epsilon, const SinkhornOptions& options) {
+  return impl().solve(epsilon, options);
+}
+void CudaSinkhorn::download_potentials(std::span<double> f, std::span<double> g) const {
+  impl().download_potentials(f, g);
+}
+void CudaSinkhorn::plan_to_device(double epsilon,
+                                  const PlanView& device_plan,
+                                  Precision precision) {
+  impl().plan_to_device(epsilon, device_plan, precision);
+}
+void CudaSinkhorn::plan_to_host(double epsilon, const PlanView& host_plan, Precision precision) {
+  impl().plan_to_host(epsilon, host_plan, precision);
+}
+int CudaSinkhorn::device() const { return impl().device(); }
+
+}  // namespace gw

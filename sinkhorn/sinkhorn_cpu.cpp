@@ -1,0 +1,532 @@
+// Fused CPU Sinkhorn: one streaming read of C per iteration.
+//
+// Work decomposition. Rows are split into one contiguous block per OpenMP thread. For each row i
+// the thread
+//   1. computes E_ij = exp(u_i + v_j - C_ij / eps) for the whole row into a row buffer (in L1/L2)
+//      and its sum s_i, the row marginal of the current plan (u = f / eps, v = g / eps);
+//   2. takes the row update from log s_i: u'_i = tau_a (log a_i - (log s_i - u_i));
+//   3. adds the updated plan row P_ij = E_ij * exp(u'_i - u_i) into the thread's column sums.
+// After the pass the per-thread column sums are added up; they are the column marginals
+// sum_i exp(u'_i + v_j - C_ij / eps) of the plan after the row update, so the column update
+// v'_j = tau_b (log b_j - (log colsum_j - v_j)) is O(k). One exp per entry, one read of C.
+//
+// Why no max shift in the common case: after a balanced column update every plan entry is at most
+// b_j <= 1 (column sums equal b), so s_i cannot overflow; the same holds approximately with warm
+// starts. Whatever does go out of range is caught per row / column and redone exactly:
+//   - s_i outside [kSumLo, kSumHi] (underflow at small eps on a cold start, overflow after a warm
+//     start on a new cost, NaN): max-shifted log-sum-exp in double over the row (exact_row_lse).
+//   - exp(u'_i - u_i) > kScaleHi: E_ij below float's range would have been flushed to 0 although
+//     P_ij is not negligible; the row's P_ij are recomputed from u'_i directly.
+//   - colsum_j outside [kSumLo, kSumHi]: exact column log-sum-exp over the rows (exact_column_lse).
+// With FTZ, a flushed entry loses at most FLT_MIN * kScaleHi = 1.2e-34 of mass per row, negligible
+// against kSumLo = 1e-20 even for a million rows.
+//
+// Precision: in kF32 the exponent is formed in float from float copies of u and v (ut, vt);
+// everything that depends on a single row or column (u_i, log s_i, the updates, the residual) is
+// kept in double, and the row scale exp(u_i - ut_i) carries the rounding of u_i exactly. Sums run
+// in float over short blocks (kSumBlock columns, kFlushRows rows) and are accumulated in double.
+//
+// The convergence residual (sinkhorn.h) needs the row sums of the current plan, which step 1
+// computes anyway: a check costs nothing, except that when it succeeds the row update it would
+// have fed is dropped, so the returned potentials are exactly the ones that were measured.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "sinkhorn/fast_exp_impl.h"
+#include "sinkhorn/sinkhorn.h"
+#include "sinkhorn/sinkhorn_common_impl.h"
+
+namespace gw {
+namespace {
+
+using detail::fast_exp;
+using detail::kInf;
+
+constexpr double kSumLo = 1e-20;
+constexpr double kSumHi = 1e30;
+constexpr double kScaleHi = 1e4;
+// Float partial sums cover this many columns (row sums) or rows (column sums) before they are
+// added into double; short enough that float rounding stays ~1e-6 relative.
+constexpr Index kSumBlock = 1024;
+constexpr int kFlushRows = 32;
+// A thread gets at least this many cost entries per pass (~30 us of work): below that, fork/join
+// and barrier costs dominate, and on a busy machine a descheduled thread stalls every barrier.
+constexpr Offset kMinEntriesPerThread = Offset{1} << 16;
+
+int threads_for(const CostView& cost, int requested) {
+  const Offset entries = static_cast<Offset>(cost.rows()) * cost.cols();
+  const Offset useful = std::max<Offset>(1, entries / kMinEntriesPerThread);
+  return static_cast<int>(std::min<Offset>(resolve_threads(requested), useful));
+}
+
+// 64-byte aligned scratch array (AVX-512 loads never split a cache line).
+template <typename T>
+class AlignedArray {
+ public:
+  explicit AlignedArray(std::size_t count = 0) { resize(count); }
+  void resize(std::size_t count) {
+    const std::size_t bytes = ((count * sizeof(T) + 63) / 64) * 64;
+    data_.reset(bytes == 0 ? nullptr : static_cast<T*>(std::aligned_alloc(64, bytes)));
+    if (bytes != 0 && data_ == nullptr) throw std::bad_alloc();
+    size_ = count;
+  }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  T& operator[](std::size_t i) { return data_.get()[i]; }
+  const T& operator[](std::size_t i) const { return data_.get()[i]; }
+  std::size_t size() const { return size_; }
+  void fill(T value) { std::fill(data_.get(), data_.get() + size_, value); }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+  std::size_t size_ = 0;
+};
+
+// Runs `body` inside an OpenMP region and rethrows the first exception a thread raised (an
+// exception must not leave a parallel region).
+class ExceptionCollector {
+ public:
+  template <typename Fn>
+  void run(Fn&& fn) {
+    try {
+      fn();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  void rethrow() {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr error_;
+};
+
+// Where the solver gets cost rows from. Dense today; a factored cost (DESIGN.md section 6,
+// "Looking ahead") would produce the row into a buffer here instead.
+template <typename CostT>
+struct DenseRows {
+  const CostT* data;
+  Offset stride;
+  const CostT* row(Index i) const { return data + static_cast<Offset>(i) * stride; }
+};
+
+// Rows [begin, end) of thread `tid` out of `threads` for n rows.
+inline void thread_rows(Index n, int tid, int threads, Index& begin, Index& end) {
+  begin = static_cast<Index>(static_cast<Offset>(n) * tid / threads);
+  end = static_cast<Index>(static_cast<Offset>(n) * (tid + 1) / threads);
+}
+
+// sum_j out_j over out_j = exp(x_ij) with x_ij = (C_ij * -inv_eps + vt_j) + shift, written to
+// `out`. Float partial sums per block of kSumBlock columns, accumulated in double.
+template <typename CostT, typename T>
+double exp_row(const CostT* __restrict crow,
+               const T* __restrict vt,
+               T shift,
+               T minus_inv_eps,
+               Index k,
+               T* __restrict out) {
+  double total = 0.0;
+  for (Index j0 = 0; j0 < k; j0 += kSumBlock) {
+    const Index j1 = std::min(k, j0 + kSumBlock);
+    T partial = 0;
+#pragma omp simd reduction(+ : partial)
+    for (Index j = j0; j < j1; ++j) {
+      const T e = fast_exp(GW_SINKHORN_FMA(static_cast<T>(crow[j]), minus_inv_eps, vt[j]) + shift);
+      out[j] = e;
+      partial += e;
+    }
+    total += static_cast<double>(partial);
+  }
+  return total;
+}
+
+template <typename CostT, typename T>
+class FusedSinkhorn {
+ public:
+  FusedSinkhorn(const CostView& cost,
+                std::span<const double> a,
+                std::span<const double> b,
+                double epsilon,
+                const SinkhornOptions& options,
+                int threads)
+      : rows_{static_cast<const CostT*>(cost.data()), cost.row_stride()},
+        n_(cost.rows()),
+        k_(cost.cols()),
+        a_(a),
+        b_(b),
+        epsilon_(epsilon),
+        inv_eps_(1.0 / epsilon),
+        tau_a_(detail::damping(options.rho_a, epsilon)),
+        tau_b_(detail::damping(options.rho_b, epsilon)),
+        options_(options),
+        threads_(threads),
+        u_(n_),
+        u_new_(n_),
+        v_(k_),
+        vt_(k_),
+        col_sum_(k_) {
+    scratch_.reserve(threads_);
+    for (int t = 0; t < threads_; ++t) scratch_.emplace_back(k_);
+  }
+
+  SinkhornResult run(std::span<double> f, std::span<double> g) {
+    for (Index i = 0; i < n_; ++i) u_[i] = detail::to_scaled(f[i], epsilon_);
+    for (Index j = 0; j < k_; ++j) {
+      v_[j] = detail::to_scaled(g[j], epsilon_);
+      vt_[j] = static_cast<T>(v_[j]);
+    }
+    SinkhornResult result;
+    result.backend = Backend::kCpu;
+    result.threads = threads_;
+    for (int t = 0;; ++t) {
+      const bool check = detail::is_check_iteration(t, options_);
+      const double residual = row_pass(check);
+      if (check && detail::finish_check(t, residual, options_, result)) break;
+      u_.swap(u_new_);
+      column_update();
+    }
+    for (Index i = 0; i < n_; ++i) f[i] = detail::from_scaled(u_[i], epsilon_);
+    for (Index j = 0; j < k_; ++j) g[j] = detail::from_scaled(v_[j], epsilon_);
+    return result;
+  }
+
+ private:
+  struct Scratch {
+    explicit Scratch(Index k) : row(k), col_block(k), col_sum(k) {}
+    AlignedArray<T> row;        // E_ij, then P_ij, of the row being processed
+    AlignedArray<T> col_block;  // column sums over the last < kFlushRows rows
+    AlignedArray<double> col_sum;
+    int rows_in_block = 0;
+  };
+
+  // Steps 1-3 of the file comment for every row; u_new_ and col_sum_ are the outputs. Returns the
+  // residual of the current plan when `check` is set.
+  double row_pass(bool check) {
+    double residual = 0.0;
+    ExceptionCollector errors;
+#pragma omp parallel num_threads(threads_) reduction(+ : residual)
+    {
+      const int tid = omp_get_thread_num();
+      Scratch& s = scratch_[tid];
+      errors.run([&] {
+        s.col_block.fill(0);
+        s.col_sum.fill(0.0);
+        s.rows_in_block = 0;
+        Index begin, end;
+        thread_rows(n_, tid, threads_, begin, end);
+        for (Index i = begin; i < end; ++i) residual += process_row(i, s, check);
+        flush(s);
+      });
+#pragma omp barrier
+      errors.run([&] {
+#pragma omp for schedule(static)
+        for (Index j = 0; j < k_; ++j) {
+          double total = 0.0;
+          for (int t = 0; t < threads_; ++t) total += scratch_[t].col_sum[j];
+          col_sum_[j] = total;
+        }
+      });
+    }
+    errors.rethrow();
+    return residual;
+  }
+
+  // One row: returns its residual term (0 unless `check`).
+  double process_row(Index i, Scratch& s, bool check) {
+    const double mass = a_[i];
+    const double u = u_[i];
+    if (mass == 0.0 && u == -kInf) {  // an empty row stays empty; its cost is never read
+      u_new_[i] = -kInf;
+      return 0.0;
+    }
+    const CostT* crow = rows_.row(i);
+    const T ut = static_cast<T>(u);
+    const T minus_inv_eps = static_cast<T>(-inv_eps_);
+    const double sum = exp_row(crow, vt_.data(), ut, minus_inv_eps, k_, s.row.data());
+    const bool fast = sum >= kSumLo && sum <= kSumHi;
+    // LSE_j(v_j - C_ij / eps) with the T copies of v, in double.
+    const double lse = fast ? std::log(sum) - static_cast<double>(ut) : exact_row_lse(crow, i);
+
+    double residual = 0.0;
+    if (check) {
+      const double row_mass = u == -kInf ? 0.0 : std::exp(u + lse);
+      residual = detail::row_residual(row_mass, mass, u, epsilon_, options_.rho_a);
+    }
+    if (mass == 0.0) {
+      u_new_[i] = -kInf;
+      return residual;
+    }
+    GW_CHECK_CODE(lse != -kInf,
+                  ErrorCode::kBadData,
+                  "sinkhorn: row " << i
+                                   << " has positive mass but no finite-cost entry towards "
+                                      "any positive-mass column");
+    const double u_new = detail::updated_potential(mass, lse, tau_a_);
+    u_new_[i] = u_new;
+
+    const double scale = fast ? std::exp(u_new - static_cast<double>(ut)) : kInf;
+    T* p = s.row.data();
+    if (scale <= kScaleHi) {
+      accumulate(s, p, static_cast<T>(scale));
+    } else {
+      // Recompute P_ij = exp(u'_i + v_j - C_ij / eps) directly (see the file comment).
+      const T unt = static_cast<T>(u_new);
+      const T correction = static_cast<T>(std::exp(u_new - static_cast<double>(unt)));
+      const T* vt = vt_.data();
+#pragma omp simd
+      for (Index j = 0; j < k_; ++j) {
+        p[j] = fast_exp(GW_SINKHORN_FMA(static_cast<T>(crow[j]), minus_inv_eps, vt[j]) + unt);
+      }
+      accumulate(s, p, correction);
+    }
+    return residual;
+  }
+
+  void accumulate(Scratch& s, const T* __restrict p, T scale) {
+    T* __restrict acc = s.col_block.data();
+#pragma omp simd
+    for (Index j = 0; j < k_; ++j) acc[j] = GW_SINKHORN_FMA(p[j], scale, acc[j]);
+    if (++s.rows_in_block == kFlushRows) flush(s);
+  }
+
+  void flush(Scratch& s) {
+    if (s.rows_in_block == 0) return;
+    T* __restrict acc = s.col_block.data();
+    double* __restrict sum = s.col_sum.data();
+#pragma omp simd
+    for (Index j = 0; j < k_; ++j) {
+      sum[j] += static_cast<double>(acc[j]);
+      acc[j] = 0;
+    }
+    s.rows_in_block = 0;
+  }
+
+  // log sum_j exp(vt_j - C_ij / eps) in double with a max shift. Columns with vt_j = -inf (zero
+  // mass) are skipped. Throws kBadData on a NaN or -inf cost entry.
+  double exact_row_lse(const CostT* __restrict crow, Index i) const {
+    const T* __restrict vt = vt_.data();
+    const double inv_eps = inv_eps_;
+    double max = -kInf;
+    int bad = 0;
+#pragma omp simd reduction(max : max) reduction(| : bad)
+    for (Index j = 0; j < k_; ++j) {
+      const double v = static_cast<double>(vt[j]);
+      const double y = v == -kInf ? -kInf : v - static_cast<double>(crow[j]) * inv_eps;
+      bad |= (y != y || y == kInf) ? 1 : 0;
+      max = y > max ? y : max;
+    }
+    GW_CHECK_CODE(
+        bad == 0, ErrorCode::kBadData, "sinkhorn: the cost has a NaN or -inf entry in row " << i);
+    if (max == -kInf) return max;
+    double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+    for (Index j = 0; j < k_; ++j) {
+      const double v = static_cast<double>(vt[j]);
+      const double y = v == -kInf ? -kInf : v - static_cast<double>(crow[j]) * inv_eps;
+      sum += fast_exp(y - max);
+    }
+    return max + std::log(sum);
+  }
+
+  // v' from the column sums of the plan after the row update (col_sum_, which used u' = u_).
+  void column_update() {
+    flagged_.clear();
+    for (Index j = 0; j < k_; ++j) {
+      if (b_[j] == 0.0) {
+        v_[j] = -kInf;
+        continue;
+      }
+      const double sum = col_sum_[j];
+      if (sum >= kSumLo && sum <= kSumHi) {
+        const double lse = std::log(sum) - static_cast<double>(vt_[j]);
+        v_[j] = detail::updated_potential(b_[j], lse, tau_b_);
+      } else {
+        flagged_.push_back(j);
+      }
+    }
+    if (!flagged_.empty()) exact_column_update();
+    for (Index j = 0; j < k_; ++j) vt_[j] = static_cast<T>(v_[j]);
+  }
+
+  // Exact log-sum-exp over the rows for the flagged columns, in one row-major sweep over C.
+  void exact_column_update() {
+    const std::size_t count = flagged_.size();
+    std::vector<detail::OnlineLse> lse(count);
+    ExceptionCollector errors;
+    std::mutex merge;
+#pragma omp parallel num_threads(threads_)
+    errors.run([&] {
+      std::vector<detail::OnlineLse> local(count);
+      Index begin, end;
+      thread_rows(n_, omp_get_thread_num(), threads_, begin, end);
+      for (Index i = begin; i < end; ++i) {
+        const double u = u_[i];
+        if (u == -kInf) continue;
+        const CostT* crow = rows_.row(i);
+        for (std::size_t q = 0; q < count; ++q) {
+          local[q].add(u - static_cast<double>(crow[flagged_[q]]) * inv_eps_);
+        }
+      }
+      std::lock_guard<std::mutex> lock(merge);
+      for (std::size_t q = 0; q < count; ++q) lse[q].merge(local[q]);
+    });
+    errors.rethrow();
+    for (std::size_t q = 0; q < count; ++q) {
+      const Index j = flagged_[q];
+      const double value = lse[q].value();
+      GW_CHECK_CODE(!std::isnan(value) && value != kInf,
+                    ErrorCode::kBadData,
+                    "sinkhorn: the cost has a NaN or -inf entry in column " << j);
+      GW_CHECK_CODE(value != -kInf,
+                    ErrorCode::kBadData,
+                    "sinkhorn: column " << j
+                                        << " has positive mass but no finite-cost entry "
+                                           "towards any positive-mass row");
+      v_[j] = detail::updated_potential(b_[j], value, tau_b_);
+    }
+  }
+
+  DenseRows<CostT> rows_;
+  Index n_;
+  Index k_;
+  std::span<const double> a_;
+  std::span<const double> b_;
+  double epsilon_;
+  double inv_eps_;
+  double tau_a_;
+  double tau_b_;
+  SinkhornOptions options_;
+  int threads_;
+  std::vector<double> u_;      // scaled row potentials f / eps (-inf: zero mass)
+  std::vector<double> u_new_;  // after the row update of the current pass
+  std::vector<double> v_;      // scaled column potentials g / eps
+  AlignedArray<T> vt_;         // T copies of v_, what the streaming pass reads
+  AlignedArray<double> col_sum_;
+  std::vector<Scratch> scratch_;
+  std::vector<Index> flagged_;
+};
+
+template <typename CostT, typename T>
+SinkhornResult run_fused(const CostView& cost,
+                         std::span<const double> a,
+                         std::span<const double> b,
+                         double epsilon,
+                         std::span<double> f,
+                         std::span<double> g,
+                         const SinkhornOptions& options,
+                         int threads) {
+  FusedSinkhorn<CostT, T> solver(cost, a, b, epsilon, options, threads);
+  return solver.run(f, g);
+}
+
+template <typename CostT, typename T, typename OutT>
+void plan_rows(const CostView& cost,
+               std::span<const double> f,
+               std::span<const double> g,
+               double epsilon,
+               OutT* out,
+               Offset out_stride,
+               int threads) {
+  const Index n = cost.rows();
+  const Index k = cost.cols();
+  const DenseRows<CostT> rows{static_cast<const CostT*>(cost.data()), cost.row_stride()};
+  AlignedArray<T> vt(k);
+  for (Index j = 0; j < k; ++j) vt[j] = static_cast<T>(detail::to_scaled(g[j], epsilon));
+  const T minus_inv_eps = static_cast<T>(-1.0 / epsilon);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    OutT* __restrict o = out + static_cast<Offset>(i) * out_stride;
+    const double u = detail::to_scaled(f[i], epsilon);
+    if (u == -kInf) {
+      std::fill(o, o + k, OutT(0));
+      continue;
+    }
+    const CostT* __restrict crow = rows.row(i);
+    const T* __restrict v = vt.data();
+    const T ut = static_cast<T>(u);
+    // Same exponent and row scale as the solver's streaming pass, so the plan is the one whose
+    // marginals the solver measured.
+    const T correction = static_cast<T>(std::exp(u - static_cast<double>(ut)));
+#pragma omp simd
+    for (Index j = 0; j < k; ++j) {
+      o[j] = static_cast<OutT>(
+          fast_exp(GW_SINKHORN_FMA(static_cast<T>(crow[j]), minus_inv_eps, v[j]) + ut) *
+          correction);
+    }
+  }
+}
+
+template <typename CostT, typename T>
+void plan_dispatch_out(const CostView& cost,
+                       std::span<const double> f,
+                       std::span<const double> g,
+                       double epsilon,
+                       const PlanView& plan,
+                       int threads) {
+  if (plan.element_type() == Precision::kF32) {
+    plan_rows<CostT, T>(cost, f, g, epsilon, plan.f32(), plan.row_stride(), threads);
+  } else {
+    plan_rows<CostT, T>(cost, f, g, epsilon, plan.f64(), plan.row_stride(), threads);
+  }
+}
+
+}  // namespace
+
+SinkhornResult sinkhorn(const CostView& cost,
+                        std::span<const double> a,
+                        std::span<const double> b,
+                        double epsilon,
+                        std::span<double> f,
+                        std::span<double> g,
+                        const SinkhornOptions& options) {
+  detail::validate_problem("sinkhorn", cost, a, b, epsilon, f, g, options);
+  const int threads = threads_for(cost, options.threads);
+  set_flush_denormals_all_threads(threads);
+  const bool cost_f32 = cost.element_type() == Precision::kF32;
+  if (options.precision == Precision::kF32) {
+    return cost_f32 ? run_fused<float, float>(cost, a, b, epsilon, f, g, options, threads)
+                    : run_fused<double, float>(cost, a, b, epsilon, f, g, options, threads);
+  }
+  return cost_f32 ? run_fused<float, double>(cost, a, b, epsilon, f, g, options, threads)
+                  : run_fused<double, double>(cost, a, b, epsilon, f, g, options, threads);
+}
+
+void sinkhorn_plan(const CostView& cost,
+                   std::span<const double> f,
+                   std::span<const double> g,
+                   double epsilon,
+                   const PlanView& plan,
+                   const SinkhornOptions& options) {
+  detail::validate_plan("sinkhorn_plan", cost, f, g, epsilon, plan, options);
+  const int threads = threads_for(cost, options.threads);
+  set_flush_denormals_all_threads(threads);
+  const bool cost_f32 = cost.element_type() == Precision::kF32;
+  if (options.precision == Precision::kF32) {
+    if (cost_f32) {
+      plan_dispatch_out<float, float>(cost, f, g, epsilon, plan, threads);
+    } else {
+      plan_dispatch_out<double, float>(cost, f, g, epsilon, plan, threads);
+    }
+  } else if (cost_f32) {
+    plan_dispatch_out<float, double>(cost, f, g, epsilon, plan, threads);
+  } else {
+    plan_dispatch_out<double, double>(cost, f, g, epsilon, plan, threads);
+  }
+}
+
+}  // namespace gw
