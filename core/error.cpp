@@ -53,8 +53,15 @@ std::string short_location(const char* file, int line) {
   if (file == nullptr || *file == '\0') return {};
   // Keep the path relative to the source tree: "graph/knn.cpp" rather than an absolute path.
   std::string_view path(file);
-  for (std::string_view root : {"/core/", "/graph/", "/distances/", "/sampling/", "/sinkhorn/",
-                                "/solver/", "/cellgraph/", "/io/", "/tools/"}) {
+  for (std::string_view root : {"/core/",
+                                "/graph/",
+                                "/distances/",
+                                "/sampling/",
+                                "/sinkhorn/",
+                                "/solver/",
+                                "/cellgraph/",
+                                "/io/",
+                                "/tools/"}) {
     if (auto pos = path.rfind(root); pos != std::string_view::npos) {
       path = path.substr(pos + 1);
       break;

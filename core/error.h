@@ -53,29 +53,32 @@ class Error : public std::runtime_error {
 
 namespace detail {
 // Throws Error(code, message, file, line). Out of line so the macros stay small at call sites.
-[[noreturn]] void throw_error(ErrorCode code, const std::string& message, const char* file, int line);
+[[noreturn]] void throw_error(ErrorCode code,
+                              const std::string& message,
+                              const char* file,
+                              int line);
 }  // namespace detail
 
 }  // namespace gw
 
 // GW_THROW(code, stream-expression): throws gw::Error. The message is built with operator<<:
 //   GW_THROW(gw::ErrorCode::kNotFound, "file '" << path << "' does not exist");
-#define GW_THROW(code, msg)                                                 \
-  do {                                                                      \
-    std::ostringstream gw_error_stream_;                                    \
-    gw_error_stream_ << msg;                                                \
+#define GW_THROW(code, msg)                                                        \
+  do {                                                                             \
+    std::ostringstream gw_error_stream_;                                           \
+    gw_error_stream_ << msg;                                                       \
     ::gw::detail::throw_error((code), gw_error_stream_.str(), __FILE__, __LINE__); \
   } while (0)
 
 // GW_CHECK(cond, msg): misuse by the caller -> ErrorCode::kInvalidArgument.
-#define GW_CHECK(cond, msg)                                  \
-  do {                                                       \
+#define GW_CHECK(cond, msg)                                        \
+  do {                                                             \
     if (!(cond)) GW_THROW(::gw::ErrorCode::kInvalidArgument, msg); \
   } while (0)
 
 // GW_CHECK_CODE(cond, code, msg): same, with an explicit error code.
-#define GW_CHECK_CODE(cond, code, msg) \
-  do {                                 \
+#define GW_CHECK_CODE(cond, code, msg)  \
+  do {                                  \
     if (!(cond)) GW_THROW((code), msg); \
   } while (0)
 
@@ -90,9 +93,9 @@ template <typename T>
 void check_all_finite(std::span<const T> values, std::string_view what) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) {
-      GW_THROW(ErrorCode::kBadData, what << " has a non-finite value (" << values[i]
-                                         << ") at flat position " << i
-                                         << "; remove or impute NaN/Inf entries first");
+      GW_THROW(ErrorCode::kBadData,
+               what << " has a non-finite value (" << values[i] << ") at flat position " << i
+                    << "; remove or impute NaN/Inf entries first");
     }
   }
 }

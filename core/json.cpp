@@ -64,7 +64,8 @@ void JsonWriter::before_value() {
 
 JsonWriter& JsonWriter::key(std::string_view name) {
   GW_CHECK_CODE(!scopes_.empty() && scopes_.back() == Scope::kObject && !after_key_,
-                ErrorCode::kInternal, "JsonWriter: key '" << name << "' outside an object");
+                ErrorCode::kInternal,
+                "JsonWriter: key '" << name << "' outside an object");
   if (!first_.back()) out_ += ',';
   first_.back() = false;
   newline_indent();
@@ -85,7 +86,8 @@ JsonWriter& JsonWriter::begin_object() {
 
 JsonWriter& JsonWriter::end_object() {
   GW_CHECK_CODE(!scopes_.empty() && scopes_.back() == Scope::kObject && !after_key_,
-                ErrorCode::kInternal, "JsonWriter: end_object without a matching begin_object");
+                ErrorCode::kInternal,
+                "JsonWriter: end_object without a matching begin_object");
   const bool empty = first_.back();
   scopes_.pop_back();
   first_.pop_back();
@@ -103,7 +105,8 @@ JsonWriter& JsonWriter::begin_array() {
 }
 
 JsonWriter& JsonWriter::end_array() {
-  GW_CHECK_CODE(!scopes_.empty() && scopes_.back() == Scope::kArray, ErrorCode::kInternal,
+  GW_CHECK_CODE(!scopes_.empty() && scopes_.back() == Scope::kArray,
+                ErrorCode::kInternal,
                 "JsonWriter: end_array without a matching begin_array");
   const bool empty = first_.back();
   scopes_.pop_back();

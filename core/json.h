@@ -5,8 +5,8 @@
 //   json.begin_object().key("what").value("knn").key("n").value(20000).end_object();
 //   std::string text = json.str();   // {"what":"knn","n":20000}
 //
-// Numbers are written in the shortest form that reads back exactly (std::to_chars); NaN and +-Inf are
-// written as null (JSON has no representation for them). Strings are escaped per RFC 8259.
+// Numbers are written in the shortest form that reads back exactly (std::to_chars); NaN and +-Inf
+// are written as null (JSON has no representation for them). Strings are escaped per RFC 8259.
 // Misnesting (a value without a key inside an object, end_object() inside an array) throws
 // gw::Error(kInternal).
 #pragma once

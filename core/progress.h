@@ -8,11 +8,11 @@ namespace gw {
 
 // A snapshot taken at a host check (every few iterations, never per kernel).
 struct Progress {
-  int iteration = 0;        // 1-based iteration just finished
-  int max_iterations = 0;   // the configured limit
-  double cost = 0.0;        // current cost estimate (problem-specific; GW: <Lambda, T>)
-  double error = 0.0;       // current convergence measure (GW: ||T_t - T_{t-1}||_F)
-  double epsilon = 0.0;     // current entropic regularization
+  int iteration = 0;       // 1-based iteration just finished
+  int max_iterations = 0;  // the configured limit
+  double cost = 0.0;       // current cost estimate (problem-specific; GW: <Lambda, T>)
+  double error = 0.0;      // current convergence measure (GW: ||T_t - T_{t-1}||_F)
+  double epsilon = 0.0;    // current entropic regularization
   double elapsed_seconds = 0.0;
 };
 

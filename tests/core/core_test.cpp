@@ -212,9 +212,7 @@ TEST(Timer, PhaseTimesAccumulateInOrder) {
   EXPECT_DOUBLE_EQ(times.total(), 3.5);
   ASSERT_EQ(times.entries().size(), 2u);
   EXPECT_EQ(times.entries()[0].first, "b");
-  {
-    ScopedPhase phase(times, "c");
-  }
+  { ScopedPhase phase(times, "c"); }
   EXPECT_GE(times.get("c"), 0.0);
   EXPECT_EQ(times.entries().size(), 3u);
 }
