@@ -11,10 +11,12 @@
 // Object paths are absolute ("/obsm/X_pca"); a relative path ("obsm/X_pca") is taken from the
 // root. Dense arrays are row-major: element (i, j) of an n x d array is data[i*d + j].
 //
-// Compression: gzip (deflate), shuffle, fletcher32, scale-offset, n-bit and szip are decoded by
-// HDF5 itself; LZF (filter 32000, what h5py and older anndata versions write with
-// compression="lzf") is decoded by gwalign's own filter, registered on first use. Any other filter
-// (blosc, bitshuffle, zstd, ...) is rejected before reading with kUnsupported.
+// Compression: gzip (deflate), shuffle, fletcher32, scale-offset and n-bit are decoded by HDF5
+// itself (szip too where HDF5 was built with it, as Debian's is); LZF (filter 32000, what h5py and
+// anndata write with compression="lzf", e.g. anndata's own 0.7 test archives) is
+// decoded by gwalign's own filter, registered on first use. Any other filter (blosc, bitshuffle,
+// zstd, ...) is rejected before reading with kUnsupported naming the dataset and the filter, unless
+// an HDF5 plugin for it is installed where HDF5 looks (HDF5_PLUGIN_PATH).
 //
 // Thread-safety: Debian's HDF5 is built without thread-safety. Every gw::io call takes one
 // process-wide lock, so concurrent calls from several threads are serialized (never parallel),
