@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "graph/components.h"
 #include "graph/knn.h"
+#include "io/hdf5.h"
 
 namespace gw::cli {
 namespace {
@@ -20,10 +21,15 @@ int run_bench_knn(int argc, char** argv) {
   cxxopts::Options options(argv[0],
                            "Time exact kNN graph construction on random points.\n"
                            "Example: gwalign bench knn --n 20000 --d 3 --k 30 --json");
-  options.add_options()("n", "number of points", cxxopts::value<Index>()->default_value("20000"))(
-      "d", "dimension", cxxopts::value<int>()->default_value("3"))(
-      "k", "neighbours per point", cxxopts::value<int>()->default_value("30"))(
-      "algorithm", "auto | kdtree | brute", cxxopts::value<std::string>()->default_value("auto"));
+  // clang-format off
+  options.add_options()
+      ("n", "number of points", cxxopts::value<Index>()->default_value("20000"))
+      ("d", "dimension", cxxopts::value<int>()->default_value("3"))
+      ("k", "neighbours per point", cxxopts::value<int>()->default_value("30"))
+      ("algorithm", "auto | kdtree | brute", cxxopts::value<std::string>()->default_value("auto"))
+      ("save", "also write the points (/points, n x d float64) and the graph (/graph, CSR) to "
+               "this HDF5 file, for bench/peers/knn_sklearn.py", cxxopts::value<std::string>());
+  // clang-format on
   add_common_bench_options(options);
   const auto args = options.parse(argc, argv);
   if (args.count("help")) {
@@ -62,6 +68,19 @@ int run_bench_knn(int argc, char** argv) {
   report.set_timing("", stats);
   report.set("edges", std::int64_t{graph.num_edges()}).set("components", std::int64_t{comps.count});
   report.set("threads", threads.count());
+  if (args.count("save")) {
+    io::Writer out(args["save"].as<std::string>());
+    const std::int64_t shape[] = {n, d};
+    out.write_array<double>("/points", std::span<const double>(points), shape);
+    io::CsrArray<float> csr;
+    csr.rows = csr.cols = n;
+    csr.indptr = graph.row_offsets();
+    csr.indices = graph.col_indices();
+    csr.data = graph.weights();
+    out.write_csr("/graph", csr);
+    out.commit();
+    report.set("saved", args["save"].as<std::string>());
+  }
   report.print(std::cout, args.count("json") > 0);
   return 0;
 }

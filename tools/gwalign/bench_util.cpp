@@ -86,13 +86,16 @@ double measure_write_bandwidth(std::size_t bytes, int threads) {
 }
 
 void add_common_bench_options(cxxopts::Options& options, int default_reps) {
+  // clang-format off
   options.add_options("common")
       ("reps", "timed repetitions (the median is reported)",
        cxxopts::value<int>()->default_value(std::to_string(default_reps)))
       ("threads", "CPU threads (0 = all)", cxxopts::value<int>()->default_value("0"))
-      ("seed", "random seed for the generated input", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("seed", "random seed for the generated input",
+       cxxopts::value<std::uint64_t>()->default_value("1"))
       ("json", "print one JSON object on stdout")
       ("h,help", "print this help");
+  // clang-format on
 }
 
 BenchReport::BenchReport(std::string what) { put("what", std::move(what)); }
@@ -111,7 +114,9 @@ BenchReport& BenchReport::put(const std::string& name, Value v) {
 BenchReport& BenchReport::set(const std::string& name, double v) { return put(name, v); }
 BenchReport& BenchReport::set(const std::string& name, std::int64_t v) { return put(name, v); }
 BenchReport& BenchReport::set(const std::string& name, bool v) { return put(name, v); }
-BenchReport& BenchReport::set(const std::string& name, const std::string& v) { return put(name, v); }
+BenchReport& BenchReport::set(const std::string& name, const std::string& v) {
+  return put(name, v);
+}
 
 BenchReport& BenchReport::set_timing(const std::string& prefix, const TimingStats& stats) {
   set(prefix + "seconds", stats.median);
@@ -136,15 +141,17 @@ void BenchReport::print(std::ostream& out, bool json) const {
   for (const auto& field : fields_) width = std::max(width, field.first.size());
   for (const auto& [name, v] : fields_) {
     out << std::left << std::setw(static_cast<int>(width) + 2) << (name + ":");
-    std::visit([&out](const auto& x) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(x)>, bool>) {
-        out << (x ? "true" : "false");
-      } else if constexpr (std::is_same_v<std::decay_t<decltype(x)>, double>) {
-        out << std::setprecision(6) << x;
-      } else {
-        out << x;
-      }
-    }, v);
+    std::visit(
+        [&out](const auto& x) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, bool>) {
+            out << (x ? "true" : "false");
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(x)>, double>) {
+            out << std::setprecision(6) << x;
+          } else {
+            out << x;
+          }
+        },
+        v);
     out << "\n";
   }
 }

@@ -15,9 +15,8 @@ std::vector<Command>& bench_registry() {
   return registry;
 }
 std::vector<Command> sorted(std::vector<Command> list) {
-  std::sort(list.begin(), list.end(), [](const Command& a, const Command& b) {
-    return a.name < b.name;
-  });
+  std::sort(
+      list.begin(), list.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
   return list;
 }
 }  // namespace

@@ -33,9 +33,9 @@ std::vector<Command> benches();
 
 #define GW_CLI_CONCAT_INNER(a, b) a##b
 #define GW_CLI_CONCAT(a, b) GW_CLI_CONCAT_INNER(a, b)
-#define GW_CLI_COMMAND(name, summary, fn)                                   \
+#define GW_CLI_COMMAND(name, summary, fn)                                 \
   static const bool GW_CLI_CONCAT(gw_cli_command_registered_, __LINE__) = \
       ::gw::cli::register_command({name, summary, fn})
-#define GW_CLI_BENCH(name, summary, fn)                                   \
+#define GW_CLI_BENCH(name, summary, fn)                                 \
   static const bool GW_CLI_CONCAT(gw_cli_bench_registered_, __LINE__) = \
       ::gw::cli::register_bench({name, summary, fn})
