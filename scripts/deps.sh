@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gwalign needs, only those missing. Sourced by the other scripts.
+# Runs apt-get as root, or through sudo when not root.
+gwalign_install_deps() {
+  local packages=(
+    cmake g++ ninja-build pkg-config
+    libeigen3-dev libboost-graph-dev libhdf5-dev hdf5-tools libcxxopts-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    python3-anndata python3-h5py python3-numpy python3-scipy python3-sklearn python3-pot
+    python3-networkx
+  )
+  local missing=()
+  for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "gwalign: installing missing packages: ${missing[*]}" >&2
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
