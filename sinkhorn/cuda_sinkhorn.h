@@ -89,6 +89,10 @@ class CudaSinkhorn {
                     const PlanView& host_plan,
                     Precision precision = Precision::kF32);
 
+  // Benchmark floor, not used by the solver: the time in seconds (best of `reps`) that a plain
+  // streaming kernel takes to read the current cost once on this device.
+  double time_cost_read(int reps = 5);
+
   int device() const;
 
  private:

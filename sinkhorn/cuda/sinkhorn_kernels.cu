@@ -9,6 +9,7 @@
 // Device code is compiled as C++17 (see cmake/GwalignOptions.cmake), so this file cannot include
 // core/error.h (C++20): launchers return the launch status and the caller checks it.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "sinkhorn/cuda/sinkhorn_kernels.cuh"
@@ -341,6 +342,54 @@ __global__ void plan_kernel(const CostT* __restrict__ cost,
   }
 }
 
+constexpr int kReadThreads = 256;
+constexpr unsigned kReadBlocks = 132 * 8;  // enough resident blocks to saturate an H100/H200
+
+__device__ __forceinline__ double vector_sum(float4 v) {
+  return static_cast<double>(v.x) + v.y + v.z + v.w;
+}
+__device__ __forceinline__ double vector_sum(double2 v) { return v.x + v.y; }
+
+// Sum of `count` 16-byte vectors (a flat contiguous cost); the sum only defeats dead-code removal.
+template <typename Vec>
+__global__ void __launch_bounds__(kReadThreads)
+    read_flat_kernel(const Vec* __restrict__ data, Offset count, double* __restrict__ sink) {
+  __shared__ double partial[kReadThreads];
+  double sum = 0.0;
+  for (Offset at = static_cast<Offset>(blockIdx.x) * kReadThreads + threadIdx.x; at < count;
+       at += static_cast<Offset>(gridDim.x) * kReadThreads) {
+    sum += vector_sum(data[at]);
+  }
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int stride = kReadThreads / 2; stride > 0; stride /= 2) {
+    if (static_cast<int>(threadIdx.x) < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(sink, partial[0]);
+}
+
+// Row by row, for strided or unaligned costs.
+template <typename CostT>
+__global__ void __launch_bounds__(kReadThreads) read_rows_kernel(
+    const CostT* __restrict__ cost, Index n, Index k, Offset stride, double* __restrict__ sink) {
+  __shared__ double partial[kReadThreads];
+  double sum = 0.0;
+  for (Index i = blockIdx.x; i < n; i += gridDim.x) {
+    for (Index j = threadIdx.x; j < k; j += kReadThreads) {
+      sum += static_cast<double>(cost[static_cast<Offset>(i) * stride + j]);
+    }
+  }
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = kReadThreads / 2; s > 0; s /= 2) {
+    if (static_cast<int>(threadIdx.x) < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(sink, partial[0]);
+}
+
 unsigned blocks_for(Offset count, int threads) {
   return static_cast<unsigned>((count + threads - 1) / threads);
 }
@@ -509,6 +558,33 @@ cudaError_t launch_plan(const void* cost,
                                               out_stride);
     }
   });
+  return cudaGetLastError();
+}
+
+cudaError_t launch_read_cost(const void* cost,
+                             Precision cost_type,
+                             Index n,
+                             Index k,
+                             Offset cost_stride,
+                             double* sink,
+                             cudaStream_t stream) {
+  const std::size_t elem = cost_type == Precision::kF32 ? sizeof(float) : sizeof(double);
+  const Offset bytes = static_cast<Offset>(n) * k * static_cast<Offset>(elem);
+  const bool flat =
+      cost_stride == k && bytes % 16 == 0 && reinterpret_cast<std::uintptr_t>(cost) % 16 == 0;
+  if (flat && cost_type == Precision::kF32) {
+    read_flat_kernel<float4><<<kReadBlocks, kReadThreads, 0, stream>>>(
+        static_cast<const float4*>(cost), bytes / 16, sink);
+  } else if (flat) {
+    read_flat_kernel<double2><<<kReadBlocks, kReadThreads, 0, stream>>>(
+        static_cast<const double2*>(cost), bytes / 16, sink);
+  } else if (cost_type == Precision::kF32) {
+    read_rows_kernel<float><<<kReadBlocks, kReadThreads, 0, stream>>>(
+        static_cast<const float*>(cost), n, k, cost_stride, sink);
+  } else {
+    read_rows_kernel<double><<<kReadBlocks, kReadThreads, 0, stream>>>(
+        static_cast<const double*>(cost), n, k, cost_stride, sink);
+  }
   return cudaGetLastError();
 }
 

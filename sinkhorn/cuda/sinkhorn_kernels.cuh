@@ -106,4 +106,14 @@ cudaError_t launch_plan(const void* cost,
                         Offset out_stride,
                         cudaStream_t stream);
 
+// Benchmark floor: reads every cost entry once with a plain streaming kernel (16-byte loads when
+// the rows are contiguous and aligned) and adds a per-block sum into *sink.
+cudaError_t launch_read_cost(const void* cost,
+                             Precision cost_type,
+                             Index n,
+                             Index k,
+                             Offset cost_stride,
+                             double* sink,
+                             cudaStream_t stream);
+
 }  // namespace gw::cuda
