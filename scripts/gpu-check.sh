@@ -39,6 +39,13 @@ else
   echo "nvidia-smi not found; continuing (the tests skip without a device)"
 fi
 
+if [[ -f "$ROOT/scripts/deps.sh" ]]; then
+  log "packages"
+  # shellcheck source=scripts/deps.sh
+  source "$ROOT/scripts/deps.sh"
+  gwalign_install_deps || echo "could not install missing packages (offline?); trying to build anyway"
+fi
+
 log "configure $BUILD"
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)

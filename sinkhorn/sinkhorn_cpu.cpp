@@ -1,7 +1,7 @@
 // Fused CPU Sinkhorn: one streaming read of C per iteration.
 //
-// Work decomposition. Rows are split into one contiguous block per OpenMP thread. For each row i
-// the thread
+// Work decomposition. Rows are handed to the OpenMP threads in dynamic chunks of ~16K entries.
+// For each row i the thread
 //   1. computes E_ij = exp(u_i + v_j - C_ij / eps) for the whole row into a row buffer (in L1/L2)
 //      and its sum s_i, the row marginal of the current plan (u = f / eps, v = g / eps);
 //   2. takes the row update from log s_i: u'_i = tau_a (log a_i - (log s_i - u_i));
@@ -32,6 +32,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -105,15 +106,18 @@ class ExceptionCollector {
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
     }
   }
   void rethrow() {
     if (error_) std::rethrow_exception(error_);
   }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
   std::mutex mutex_;
   std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
 };
 
 // Where the solver gets cost rows from. Dense today; a factored cost (DESIGN.md section 6,
@@ -217,21 +221,29 @@ class FusedSinkhorn {
   // Steps 1-3 of the file comment for every row; u_new_ and col_sum_ are the outputs. Returns the
   // residual of the current plan when `check` is set.
   double row_pass(bool check) {
+    const Index chunk_rows =
+        static_cast<Index>(std::max<Offset>(1, kMinEntriesPerThread / 4 / std::max<Index>(k_, 1)));
+    const Index chunks = (n_ + chunk_rows - 1) / chunk_rows;
     double residual = 0.0;
     ExceptionCollector errors;
 #pragma omp parallel num_threads(threads_) reduction(+ : residual)
     {
-      const int tid = omp_get_thread_num();
-      Scratch& s = scratch_[tid];
-      errors.run([&] {
-        s.col_block.fill(0);
-        s.col_sum.fill(0.0);
-        s.rows_in_block = 0;
-        Index begin, end;
-        thread_rows(n_, tid, threads_, begin, end);
-        for (Index i = begin; i < end; ++i) residual += process_row(i, s, check);
-        flush(s);
-      });
+      Scratch& s = scratch_[omp_get_thread_num()];
+      s.col_block.fill(0);
+      s.col_sum.fill(0.0);
+      s.rows_in_block = 0;
+      // Dynamic chunks: on a shared machine a descheduled thread's rows go to the running one
+      // instead of stalling the whole pass. Any thread may take any rows (the column sums are
+      // per thread and added up below).
+#pragma omp for schedule(dynamic, 1) nowait
+      for (Index chunk = 0; chunk < chunks; ++chunk) {
+        if (errors.failed()) continue;  // an exception must not leave the worksharing loop
+        errors.run([&] {
+          const Index end = std::min<Index>(n_, (chunk + 1) * chunk_rows);
+          for (Index i = chunk * chunk_rows; i < end; ++i) residual += process_row(i, s, check);
+        });
+      }
+      errors.run([&] { flush(s); });
 #pragma omp barrier
       errors.run([&] {
 #pragma omp for schedule(static)
