@@ -1,0 +1,252 @@
+#include "distances/landmark.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "distances/provider_util_impl.h"
+#include "distances/shortest_paths_impl.h"
+#include "graph/components.h"
+
+namespace gw {
+namespace {
+constexpr float kInf = std::numeric_limits<float>::infinity();
+}  // namespace
+
+FarthestPointSample farthest_point_sample(const CsrGraphView& graph,
+                                          Index count,
+                                          const FarthestPointOptions& options) {
+  validate(graph, "graph");
+  const Index n = graph.num_nodes;
+  GW_CHECK(n >= 1, "farthest_point_sample: the graph has no nodes");
+  GW_CHECK(count >= 1, "farthest_point_sample: count must be >= 1, got " << count);
+  count = std::min(count, n);
+  Index start = 0;
+  if (options.start) {
+    start = *options.start;
+    const Index ids[] = {start};
+    detail::check_node_ids(ids, n, "start");
+  } else {
+    Rng rng(options.seed);
+    start = static_cast<Index>(rng.uniform_index(static_cast<std::uint64_t>(n)));
+  }
+
+  const std::size_t row_size = static_cast<std::size_t>(n);
+  FarthestPointSample sample;
+  sample.nodes.reserve(count);
+  sample.radius.reserve(count);
+  sample.min_distance.assign(row_size, kInf);
+  std::vector<float> scratch;
+  if (options.keep_rows) {
+    sample.rows.resize(static_cast<std::size_t>(count) * row_size);
+  } else {
+    scratch.resize(row_size);
+  }
+  std::vector<std::uint8_t> picked(row_size, 0);
+  float* min_distance = sample.min_distance.data();
+
+  Index next = start;
+  for (Index k = 0; k < count; ++k) {
+    const Index node = next;
+    sample.nodes.push_back(node);
+    sample.radius.push_back(k == 0 ? kInf : min_distance[node]);
+    picked[node] = 1;
+    float* row = options.keep_rows ? sample.rows.data() + k * row_size : scratch.data();
+    detail::dijkstra_row(graph, node, row);
+    // One fused pass: fold the new row into the minima and find the next pick. The scan is O(n)
+    // against the O(E log n) Dijkstra run, so it stays on one thread.
+    float best = -1.0f;
+    next = -1;
+    for (Index v = 0; v < n; ++v) {
+      const float m = std::min(min_distance[v], row[v]);
+      min_distance[v] = m;
+      if (!picked[v] && m > best) {
+        best = m;
+        next = v;
+      }
+    }
+  }
+  return sample;
+}
+
+LandmarkProvider::LandmarkProvider(const CsrGraphView& graph, const LandmarkOptions& options)
+    : threads_(options.threads) {
+  GW_CHECK(options.num_landmarks >= 1,
+           "LandmarkOptions::num_landmarks must be >= 1, got " << options.num_landmarks);
+  const int threads = resolve_threads(options.threads);
+  FarthestPointOptions fps;
+  fps.seed = options.seed;
+  fps.start = options.start;
+  fps.keep_rows = true;
+  FarthestPointSample sample = farthest_point_sample(graph, options.num_landmarks, fps);
+  n_ = graph.num_nodes;
+  d_ = static_cast<Index>(sample.nodes.size());
+  landmarks_ = std::move(sample.nodes);
+  counters_.shortest_path_runs = d_;
+
+  const std::size_t n = static_cast<std::size_t>(n_);
+  const std::size_t d = static_cast<std::size_t>(d_);
+  const float* rows = sample.rows.data();  // d x n
+
+  // Per-landmark means of the finite coordinates (+inf counted as 0, as in centred_). Centring
+  // shrinks |x|^2 and so the cancellation in |x|^2 + |y|^2 - 2 x.y.
+  std::vector<double> mean(d);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t l = 0; l < static_cast<std::int64_t>(d); ++l) {
+    double sum = 0.0;
+    const float* row = rows + l * n;
+    for (std::size_t i = 0; i < n; ++i) sum += std::isinf(row[i]) ? 0.0 : row[i];
+    mean[l] = sum / static_cast<double>(n);
+  }
+
+  coordinates_.resize(n * d);
+  centred_.resize(n * d);
+  sq_norms_.resize(n);
+  bool all_finite = true;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : all_finite)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
+    double sq = 0.0;
+    for (std::size_t l = 0; l < d; ++l) {
+      const float x = rows[l * n + i];
+      coordinates_[i * d + l] = x;
+      const bool finite = !std::isinf(x);
+      all_finite = all_finite && finite;
+      const float c = static_cast<float>((finite ? x : 0.0) - mean[l]);
+      centred_[i * d + l] = c;
+      sq += static_cast<double>(c) * c;
+    }
+    sq_norms_[i] = static_cast<float>(sq);
+  }
+  sample.rows = {};
+
+  const Components components = connected_components(graph);
+  if (components.count == 1 && all_finite) return;
+
+  // Classes: nodes with the same component label and the same set of reaching landmarks. Keyed by
+  // [label, mask words], sorted to number them.
+  const std::size_t words = 1 + (d + 63) / 64;
+  std::vector<std::uint64_t> keys(n * words, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t* key = keys.data() + i * words;
+    key[0] = static_cast<std::uint64_t>(components.labels[i]);
+    for (std::size_t l = 0; l < d; ++l) {
+      if (!std::isinf(coordinates_[i * d + l])) key[1 + l / 64] |= std::uint64_t{1} << (l % 64);
+    }
+  }
+  std::vector<Index> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const auto key_less = [&](Index a, Index b) {
+    return std::lexicographical_compare(keys.begin() + a * words,
+                                        keys.begin() + (a + 1) * words,
+                                        keys.begin() + b * words,
+                                        keys.begin() + (b + 1) * words);
+  };
+  std::sort(order.begin(), order.end(), key_less);
+  classes_.assign(n, 0);
+  Index current = 0;
+  for (std::size_t r = 1; r < n; ++r) {
+    if (key_less(order[r - 1], order[r])) ++current;
+    classes_[order[r]] = current;
+  }
+  num_classes_ = current + 1;
+  if (num_classes_ == 1) classes_.clear();
+}
+
+std::size_t LandmarkProvider::memory_bytes() const {
+  return landmarks_.size() * sizeof(Index) + coordinates_.size() * sizeof(float) +
+         centred_.size() * sizeof(float) + sq_norms_.size() * sizeof(float) +
+         classes_.size() * sizeof(Index);
+}
+
+namespace {
+// Nodes per block: a block's coordinates (kBlock x d) and its output tile (kBlock x m) stay in L2
+// while the GEMM and the epilogue run over them, so `out` is written once.
+constexpr Index kBlock = 256;
+
+// |x - y|^2 from |x|^2 + |y|^2 - 2 x.y loses digits when x and y are close: the float GEMM error
+// is about d 2^-24 (|x|^2 + |y|^2). Entries with |x - y|^2 below kRefineRatio (|x|^2 + |y|^2) are
+// recomputed directly from the coordinate differences, so near pairs (and the anchor itself) are
+// exact up to float rounding, and elsewhere the relative error of |x - y| is at most about
+// (d / 2) 2^-24 / kRefineRatio (1e-4 for d = 50, typically 100x less). Near pairs are few:
+// the refinement costs ~1% of a request on kNN graphs.
+constexpr float kRefineRatio = 1.0f / 64.0f;
+
+using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+}  // namespace
+
+void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<float> out) const {
+  detail::check_request(anchors, n_, out);
+  counters_.count_request(anchors.size());
+  const Index m = static_cast<Index>(anchors.size());
+  if (m == 0) return;
+  const std::size_t d = static_cast<std::size_t>(d_);
+
+  RowMajorMatrix y(m, d_);
+  std::vector<float> y_sq(m);
+  std::vector<Index> anchor_class(m, 0);
+  for (Index k = 0; k < m; ++k) {
+    const Index a = anchors[k];
+    std::copy_n(centred_.data() + a * d, d, y.row(k).data());
+    y_sq[k] = sq_norms_[a];
+    if (!classes_.empty()) anchor_class[k] = classes_[a];
+  }
+
+  const Index num_blocks = (n_ + kBlock - 1) / kBlock;
+  const int threads = resolve_threads(threads_);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (Index b = 0; b < num_blocks; ++b) {
+    const Index begin = b * kBlock;
+    const Index rows = std::min(kBlock, n_ - begin);
+    Eigen::Map<const RowMajorMatrix> x(centred_.data() + begin * d, rows, d_);
+    Eigen::Map<RowMajorMatrix> tile(out.data() + static_cast<std::size_t>(begin) * m, rows, m);
+    tile.noalias() = x * y.transpose();
+
+    for (Index r = 0; r < rows; ++r) {
+      const Index i = begin + r;
+      float* o = tile.data() + static_cast<std::size_t>(r) * m;
+      const float x_sq = sq_norms_[i];
+      bool refine = false;
+#pragma omp simd reduction(|| : refine)
+      for (Index k = 0; k < m; ++k) {
+        const float sq = x_sq + y_sq[k] - 2.0f * o[k];
+        refine = refine || sq < kRefineRatio * (x_sq + y_sq[k]);
+        o[k] = sq;
+      }
+      if (refine) {
+        const float* xi = coordinates_.data() + i * d;
+        for (Index k = 0; k < m; ++k) {
+          if (!(o[k] < kRefineRatio * (x_sq + y_sq[k]))) continue;
+          // Both +inf at a landmark: same class, that landmark contributes nothing.
+          const float* xa = coordinates_.data() + static_cast<std::size_t>(anchors[k]) * d;
+          float sq = 0.0f;
+          for (std::size_t l = 0; l < d; ++l) {
+            const float diff = xi[l] == xa[l] ? 0.0f : xi[l] - xa[l];
+            sq += diff * diff;
+          }
+          o[k] = sq;
+        }
+      }
+#pragma omp simd
+      for (Index k = 0; k < m; ++k) o[k] = std::sqrt(std::max(o[k], 0.0f));
+      if (!classes_.empty()) {
+        const Index c = classes_[i];
+        for (Index k = 0; k < m; ++k) {
+          if (anchor_class[k] != c) o[k] = kInf;
+        }
+      }
+    }
+  }
+}
+
+std::unique_ptr<LandmarkProvider> make_landmark_provider(const CsrGraphView& graph,
+                                                         const LandmarkOptions& options) {
+  return std::make_unique<LandmarkProvider>(graph, options);
+}
+
+}  // namespace gw
