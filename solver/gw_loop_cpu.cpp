@@ -1,0 +1,360 @@
+// The sampled GW loop on the CPU (DESIGN.md section 6).
+//
+// Work per iteration, n x k real block, M anchors:
+//   sampling   O(n + M k) reads of the plan (row masses come from the previous blend pass)
+//   distances  provider queries, O((n + k) M) output
+//   cost       one GEMM of 2 n k M flops (Eigen, multithreaded) writing Lambda, plus one pass that
+//              adds the row/column terms, applies EMA / fused blend and finds max Lambda
+//   sinkhorn   (inner iterations + 1) reads of Lambda, then one write of the Sinkhorn plan
+//   blend      one pass: T <- (1 - alpha) T + alpha T_new, with ||dT||_F, <Lambda, T> and the row
+//              masses of T accumulated on the way (per-row partials summed in row order, so every
+//              reduction is independent of the thread count)
+// Buffers (Real = float32 in mixed precision): Lambda (n+1)(k+1), T n k, T_new (n+1)(k+1), plus an
+// EMA copy of Lambda when lambda_ema > 0.
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "sampling/sampling.h"
+#include "sinkhorn/sinkhorn.h"
+#include "solver/solver_impl.h"
+
+namespace gw::detail {
+
+namespace {
+
+template <typename Real>
+using RowMatrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <typename Real>
+class CpuLoop {
+ public:
+  CpuLoop(const PreparedProblem& problem, const Options& options)
+      : pb_(problem),
+        opt_(options),
+        n_(problem.n),
+        k_(problem.k),
+        m_(options.num_anchors),
+        slack_(slack_layout(problem.n, problem.k, options)),
+        rows_(n_ + (slack_.enabled ? 1 : 0)),
+        cols_(k_ + (slack_.enabled ? 1 : 0)),
+        gw_(options.fused_weight < 1.0),
+        rng_(options.seed, /*stream=*/1) {
+    lambda_.assign(static_cast<std::size_t>(rows_) * cols_, Real(0));
+    plan_new_.assign(static_cast<std::size_t>(rows_) * cols_, Real(0));
+    plan_.resize(static_cast<std::size_t>(n_) * k_);
+    if (opt_.lambda_ema > 0.0) lambda_ema_.resize(static_cast<std::size_t>(n_) * k_);
+    if (gw_) {
+      dx_.resize(static_cast<std::size_t>(n_) * m_);
+      dy_.resize(static_cast<std::size_t>(k_) * m_);
+    }
+    a_.assign(problem.p.begin(), problem.p.end());
+    b_.assign(problem.q.begin(), problem.q.end());
+    if (slack_.enabled) {
+      a_.push_back(slack_.row_mass);
+      b_.push_back(slack_.col_mass);
+    }
+    f_.assign(rows_, 0.0);
+    g_.assign(cols_, 0.0);
+    row_partials_.resize(n_);
+    // T_0: the given plan, or p q^T.
+    row_mass_.resize(n_);
+    for (Index i = 0; i < n_; ++i) {
+      double mass = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        const double t = problem.initial_plan.empty()
+                             ? problem.p[i] * problem.q[j]
+                             : problem.initial_plan[static_cast<std::size_t>(i) * k_ + j];
+        plan_[static_cast<std::size_t>(i) * k_ + j] = static_cast<Real>(t);
+        mass += static_cast<double>(static_cast<Real>(t));
+      }
+      row_mass_[i] = mass;
+    }
+    sinkhorn_options_.max_iterations = opt_.sinkhorn_max_iterations;
+    sinkhorn_options_.tolerance = opt_.sinkhorn_tolerance;
+    sinkhorn_options_.check_every = opt_.sinkhorn_check_every;
+    sinkhorn_options_.rho_a = opt_.rho_a;
+    sinkhorn_options_.rho_b = opt_.rho_b;
+    sinkhorn_options_.precision = std::is_same_v<Real, float> ? Precision::kF32 : Precision::kF64;
+    sinkhorn_options_.threads = opt_.threads;
+  }
+
+  void run(std::vector<double>& plan_out, Result& result) {
+    if (!gw_) {
+      run_plain_ot(result);
+    } else {
+      run_gw(result);
+    }
+    plan_out.assign(plan_.begin(), plan_.end());
+  }
+
+ private:
+  // fused_weight == 1: Lambda = C_feat never changes, so the loop reduces to one Sinkhorn solve.
+  void run_plain_ot(Result& result) {
+    Stopwatch watch;
+    {
+      ScopedPhase phase(result.timings, "cost");
+      fill_cost_without_gw();
+    }
+    SinkhornResult inner;
+    {
+      ScopedPhase phase(result.timings, "sinkhorn");
+      inner = sinkhorn(cost_view(), a_, b_, opt_.epsilon, f_, g_, sinkhorn_options_);
+      sinkhorn_plan(cost_view(), f_, g_, opt_.epsilon, plan_view(), sinkhorn_options_);
+    }
+    const Totals totals = blend(1.0);
+    result.iterations = 1;
+    result.gw_cost_estimate = totals.cost;
+    result.log.push_back({1,
+                          totals.cost,
+                          totals.error,
+                          opt_.epsilon,
+                          inner.iterations,
+                          inner.marginal_error,
+                          watch.seconds()});
+    if (inner.termination == SinkhornTermination::kNonFinite) {
+      result.termination = Termination::kNonFinite;
+      result.message = "plain OT (fused_weight = 1): Sinkhorn produced a non-finite value";
+    } else {
+      result.termination = Termination::kConverged;
+      result.message = "plain entropic OT on the feature cost (fused_weight = 1): Sinkhorn " +
+                       std::string(to_string(inner.termination)) + " after " +
+                       std::to_string(inner.iterations) + " iterations";
+    }
+  }
+
+  void run_gw(Result& result) {
+    StoppingRule stopping(opt_);
+    Stopwatch watch;
+    for (int t = 0; t < opt_.max_iterations; ++t) {
+      const int iteration = t + 1;
+      const double epsilon = epsilon_at(opt_, t);
+      AnchorPairs anchors;
+      {
+        ScopedPhase phase(result.timings, "sampling");
+        const std::vector<double> uniforms = draw_sampling_uniforms(rng_, m_);
+        anchors = sample_anchor_pairs(plan_.data(), n_, k_, k_, row_mass_, uniforms);
+      }
+      {
+        ScopedPhase phase(result.timings, "distances");
+        pb_.source->distances_to(anchors.rows, dx_);
+        pb_.target->distances_to(anchors.cols, dy_);
+        clamp_and_normalize(dx_, true);
+        clamp_and_normalize(dy_, true);
+      }
+      {
+        ScopedPhase phase(result.timings, "cost");
+        fill_gw_cost();
+      }
+      SinkhornResult inner;
+      {
+        ScopedPhase phase(result.timings, "sinkhorn");
+        inner = sinkhorn(cost_view(), a_, b_, epsilon, f_, g_, sinkhorn_options_);
+      }
+      if (inner.termination == SinkhornTermination::kNonFinite) {
+        result.termination = Termination::kNonFinite;
+        result.message = "Sinkhorn produced a non-finite marginal error at iteration " +
+                         std::to_string(iteration) + " (epsilon " + std::to_string(epsilon) +
+                         "); the plan is the previous iterate's";
+        break;
+      }
+      Totals totals;
+      {
+        ScopedPhase phase(result.timings, "plan");
+        sinkhorn_plan(cost_view(), f_, g_, epsilon, plan_view(), sinkhorn_options_);
+        totals = blend(opt_.momentum);
+      }
+      result.iterations = iteration;
+      result.gw_cost_estimate = totals.cost;
+      result.log.push_back({iteration,
+                            totals.cost,
+                            totals.error,
+                            epsilon,
+                            inner.iterations,
+                            inner.marginal_error,
+                            watch.seconds()});
+      if (!std::isfinite(totals.cost) || !std::isfinite(totals.error)) {
+        result.termination = Termination::kNonFinite;
+        result.message = "the plan became non-finite at iteration " + std::to_string(iteration);
+        break;
+      }
+      const bool check = iteration % opt_.check_every == 0 || iteration == opt_.max_iterations;
+      if (const auto stop = stopping.update(iteration, totals.cost, totals.error, check)) {
+        result.termination = *stop;
+        result.message = stopping.message();
+        break;
+      }
+      if (check && opt_.progress) {
+        Progress progress{
+            iteration, opt_.max_iterations, totals.cost, totals.error, epsilon, watch.seconds()};
+        if (!opt_.progress(progress)) {
+          result.termination = Termination::kCancelled;
+          result.message =
+              "cancelled by the progress callback at iteration " + std::to_string(iteration);
+          break;
+        }
+      }
+    }
+    if (result.termination == Termination::kNotRun) {
+      result.termination = Termination::kMaxIterations;
+      result.message = "reached max_iterations = " + std::to_string(opt_.max_iterations);
+    }
+  }
+
+  CostView cost_view() const { return CostView(lambda_.data(), rows_, cols_); }
+  PlanView plan_view() { return PlanView(plan_new_.data(), rows_, cols_); }
+
+  Real& lambda_at(Index i, Index j) { return lambda_[static_cast<std::size_t>(i) * cols_ + j]; }
+
+  // Lambda = C_feat (fused_weight == 1), plus the slack entries.
+  void fill_cost_without_gw() {
+    const DenseMatrix<double>& c = *pb_.feature_cost;
+    double max_cost = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      for (Index j = 0; j < k_; ++j) {
+        lambda_at(i, j) = static_cast<Real>(c(i, j));
+        max_cost = std::max(max_cost, c(i, j));
+      }
+    }
+    fill_slack(max_cost);
+  }
+
+  // Lambda = a 1^T + 1 b^T - (2/M) D_X D_Y^T, then EMA and fused blend, then the slack entries.
+  void fill_gw_cost() {
+    using Matrix = RowMatrix<Real>;
+    const Index m = m_;
+    // Eigen views: D_X (n x M) and D_Y (k x M) row-major; Lambda's real block with row stride
+    // cols_. In float64 mode the float32 provider output is widened once.
+    Eigen::Map<const RowMatrix<float>> dx32(dx_.data(), n_, m);
+    Eigen::Map<const RowMatrix<float>> dy32(dy_.data(), k_, m);
+    Eigen::Map<Matrix, 0, Eigen::OuterStride<>> lambda(
+        lambda_.data(), n_, k_, Eigen::OuterStride<>(cols_));
+    Eigen::Matrix<Real, Eigen::Dynamic, 1> row_term, col_term;
+    if constexpr (std::is_same_v<Real, float>) {
+      lambda.noalias() = (-2.0f / static_cast<float>(m)) * dx32 * dy32.transpose();
+      row_term = dx32.rowwise().squaredNorm() / static_cast<float>(m);
+      col_term = dy32.rowwise().squaredNorm() / static_cast<float>(m);
+    } else {
+      const Matrix dx = dx32.template cast<Real>();
+      const Matrix dy = dy32.template cast<Real>();
+      lambda.noalias() = (Real(-2) / Real(m)) * dx * dy.transpose();
+      row_term = dx.rowwise().squaredNorm() / Real(m);
+      col_term = dy.rowwise().squaredNorm() / Real(m);
+    }
+    const double beta = opt_.lambda_ema;
+    const bool ema = beta > 0.0;
+    const bool first = ema && !ema_started_;
+    const double alpha_f = opt_.fused_weight;
+    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
+    std::vector<double> row_max(n_, 0.0);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n_; ++i) {
+      Real* row = &lambda_at(i, 0);
+      Real* ema_row = ema ? &lambda_ema_[static_cast<std::size_t>(i) * k_] : nullptr;
+      double local_max = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        // Lambda is mean_m (dx - dy)^2 >= 0; clamp the GEMM's rounding below zero.
+        Real value = std::max(Real(0), row[j] + row_term[i] + col_term[j]);
+        if (ema) {
+          value = first ? value : static_cast<Real>(beta * ema_row[j] + (1.0 - beta) * value);
+          ema_row[j] = value;
+        }
+        if (feature != nullptr) {
+          value = static_cast<Real>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
+        }
+        row[j] = value;
+        local_max = std::max(local_max, static_cast<double>(value));
+      }
+      row_max[i] = local_max;
+    }
+    ema_started_ = ema_started_ || ema;
+    fill_slack(*std::max_element(row_max.begin(), row_max.end()));
+  }
+
+  // Slack entries (DESIGN.md section 6, step 5). Reference (soft) slack: real <-> slack cost
+  // 100 max(1, max Lambda), corner 0. Exact partial transport (POT): real <-> slack 0, corner
+  // 100 max(1, max Lambda).
+  void fill_slack(double max_lambda) {
+    if (!slack_.enabled) return;
+    const Real big = static_cast<Real>(100.0 * std::max(1.0, max_lambda));
+    const Real edge = slack_.exact_partial ? Real(0) : big;
+    const Real corner = slack_.exact_partial ? big : Real(0);
+    for (Index i = 0; i < n_; ++i) lambda_at(i, k_) = edge;
+    for (Index j = 0; j < k_; ++j) lambda_at(n_, j) = edge;
+    lambda_at(n_, k_) = corner;
+  }
+
+  struct Totals {
+    double cost = 0.0;   // <Lambda, T>
+    double error = 0.0;  // ||T - T_prev||_F
+  };
+
+  // T <- (1 - alpha) T + alpha T_new on the real block, accumulating per row the squared change,
+  // <Lambda, T> and the row mass; rows are then summed in order (thread-count independent).
+  Totals blend(double alpha) {
+    const Real keep = static_cast<Real>(1.0 - alpha);
+    const Real take = static_cast<Real>(alpha);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n_; ++i) {
+      Real* t = &plan_[static_cast<std::size_t>(i) * k_];
+      const Real* fresh = &plan_new_[static_cast<std::size_t>(i) * cols_];
+      const Real* lam = &lambda_[static_cast<std::size_t>(i) * cols_];
+      double change = 0.0, cost = 0.0, mass = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        const Real blended = keep * t[j] + take * fresh[j];
+        const double delta = static_cast<double>(blended) - static_cast<double>(t[j]);
+        change += delta * delta;
+        cost += static_cast<double>(lam[j]) * static_cast<double>(blended);
+        mass += static_cast<double>(blended);
+        t[j] = blended;
+      }
+      row_partials_[i] = {change, cost};
+      row_mass_[i] = mass;
+    }
+    Totals totals;
+    for (Index i = 0; i < n_; ++i) {
+      totals.error += row_partials_[i].first;
+      totals.cost += row_partials_[i].second;
+    }
+    totals.error = std::sqrt(totals.error);
+    return totals;
+  }
+
+  const PreparedProblem& pb_;
+  const Options& opt_;
+  const Index n_, k_;
+  const int m_;
+  const SlackLayout slack_;
+  const Index rows_, cols_;  // augmented shape
+  const bool gw_;
+  Rng rng_;
+  SinkhornOptions sinkhorn_options_;
+  std::vector<Real> lambda_, lambda_ema_, plan_, plan_new_;
+  bool ema_started_ = false;
+  std::vector<float> dx_, dy_;
+  std::vector<double> a_, b_, f_, g_, row_mass_;
+  std::vector<std::pair<double, double>> row_partials_;
+};
+
+}  // namespace
+
+void run_cpu_loop(const PreparedProblem& problem,
+                  const Options& options,
+                  std::vector<double>& plan,
+                  Result& result) {
+  result.backend = Backend::kCpu;
+  result.threads = available_threads();
+  set_flush_denormals_all_threads(result.threads);
+  if (options.precision == Precision::kF64) {
+    CpuLoop<double>(problem, options).run(plan, result);
+  } else {
+    CpuLoop<float>(problem, options).run(plan, result);
+  }
+}
+
+}  // namespace gw::detail

@@ -1,0 +1,98 @@
+#include "solver/options.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace gw {
+
+std::string_view to_string(PlanFormat format) {
+  switch (format) {
+    case PlanFormat::kDense:
+      return "dense";
+    case PlanFormat::kTopK:
+      return "topk";
+  }
+  return "unknown";
+}
+
+std::optional<PlanFormat> plan_format_from_string(std::string_view name) {
+  if (name == "dense") return PlanFormat::kDense;
+  if (name == "topk" || name == "top-k") return PlanFormat::kTopK;
+  return std::nullopt;
+}
+
+double Options::resolved_epsilon_final() const {
+  if (epsilon_final >= 0.0) return epsilon_final;
+  return std::max(epsilon / 10.0, std::min(5e-4, epsilon));
+}
+
+int Options::resolved_plateau_patience() const {
+  return plateau_patience >= 0 ? plateau_patience : std::max(min_iterations / 2, 20);
+}
+
+bool Options::is_valid(std::string* why) const {
+  std::ostringstream problem;
+  auto positive = [](double x) { return std::isfinite(x) && x > 0.0; };
+  if (num_anchors < 1) {
+    problem << "num_anchors (M) must be >= 1, got " << num_anchors;
+  } else if (!(lambda_ema >= 0.0 && lambda_ema < 1.0)) {
+    problem << "lambda_ema must be in [0, 1), got " << lambda_ema;
+  } else if (!positive(epsilon)) {
+    problem << "epsilon must be finite and > 0, got " << epsilon;
+  } else if (!(epsilon_final < 0.0 || positive(epsilon_final))) {
+    problem << "epsilon_final must be > 0 (or negative for the default schedule), got "
+            << epsilon_final;
+  } else if (!(momentum > 0.0 && momentum <= 1.0)) {
+    problem << "momentum (alpha) must be in (0, 1], got " << momentum;
+  } else if (max_iterations < 1) {
+    problem << "max_iterations must be >= 1, got " << max_iterations;
+  } else if (min_iterations < 0) {
+    problem << "min_iterations must be >= 0, got " << min_iterations;
+  } else if (!(tolerance >= 0.0)) {
+    problem << "tolerance must be >= 0, got " << tolerance;
+  } else if (check_every < 1) {
+    problem << "check_every must be >= 1, got " << check_every;
+  } else if (!(plateau_ema_weight > 0.0 && plateau_ema_weight <= 1.0)) {
+    problem << "plateau_ema_weight must be in (0, 1], got " << plateau_ema_weight;
+  } else if (!(plateau_improvement >= 0.0 && plateau_improvement < 1.0)) {
+    problem << "plateau_improvement must be in [0, 1), got " << plateau_improvement;
+  } else if (sinkhorn_max_iterations < 1) {
+    problem << "sinkhorn_max_iterations must be >= 1, got " << sinkhorn_max_iterations;
+  } else if (!(sinkhorn_tolerance >= 0.0)) {
+    problem << "sinkhorn_tolerance must be >= 0, got " << sinkhorn_tolerance;
+  } else if (sinkhorn_check_every < 1) {
+    problem << "sinkhorn_check_every must be >= 1, got " << sinkhorn_check_every;
+  } else if (auto_precomputed_max_nodes < 0) {
+    problem << "auto_precomputed_max_nodes must be >= 0, got " << auto_precomputed_max_nodes;
+  } else if (knn < 1) {
+    problem << "knn must be >= 1, got " << knn;
+  } else if (num_landmarks < 1) {
+    problem << "num_landmarks must be >= 1, got " << num_landmarks;
+  } else if (!(fused_weight >= 0.0 && fused_weight <= 1.0)) {
+    problem << "fused_weight must be in [0, 1], got " << fused_weight;
+  } else if (!(rho_a > 0.0)) {
+    problem << "rho_a must be > 0 (+inf for a hard constraint), got " << rho_a;
+  } else if (!(rho_b > 0.0)) {
+    problem << "rho_b must be > 0 (+inf for a hard constraint), got " << rho_b;
+  } else if (partial_mass && !positive(*partial_mass)) {
+    problem << "partial_mass must be > 0, got " << *partial_mass;
+  } else if (multiscale && multiscale_size < 2) {
+    problem << "multiscale_size must be >= 2, got " << multiscale_size;
+  } else if (threads < 0) {
+    problem << "threads must be >= 0 (0 = all), got " << threads;
+  } else if (device < 0) {
+    problem << "device must be >= 0, got " << device;
+  } else if (top_k < 1) {
+    problem << "top_k must be >= 1, got " << top_k;
+  } else if (loss_anchors < 1) {
+    problem << "loss_anchors must be >= 1, got " << loss_anchors;
+  } else if (!(exact_loss_max_work >= 0.0)) {
+    problem << "exact_loss_max_work must be >= 0, got " << exact_loss_max_work;
+  }
+  const std::string text = problem.str();
+  if (why != nullptr) *why = text;
+  return text.empty();
+}
+
+}  // namespace gw

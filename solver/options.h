@@ -1,0 +1,171 @@
+// Options of the sampled Gromov-Wasserstein solver (DESIGN.md section 6).
+//
+// Every field has its default at the declaration and a paragraph on what it does and when to change
+// it. Defaults follow the reference solver unless a measurement said better. The CLI maps its flags
+// onto these fields one to one (tools/gwalign/align.cpp).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/progress.h"
+#include "core/types.h"
+#include "distances/distance_provider.h"
+
+namespace gw {
+
+// How the final plan is returned.
+enum class PlanFormat {
+  kDense,  // n x k float64, row-major (Result::plan)
+  kTopK,   // the top_k largest entries of each row as CSR (Result::plan_topk)
+};
+std::string_view to_string(PlanFormat format);
+std::optional<PlanFormat> plan_format_from_string(std::string_view name);
+
+struct Options {
+  // ---------------------------------------------------------------- sampling and cost
+  // M: anchor pairs sampled from the plan per iteration. The cost Lambda is estimated from M
+  // columns of each distance matrix, so its noise falls like 1/sqrt(M) and its price (the GEMM,
+  // the distance queries) grows like M. 50 is the reference default; the spiral table uses 80,
+  // and 100 at 25k x 30k and above.
+  int num_anchors = 50;
+
+  // Lambda-EMA weight beta in [0, 1): Lambda_t <- beta * Lambda_{t-1} + (1 - beta) * Lambda_t.
+  // Smooths the sampled cost across iterations (less noise, slower reaction); costs one more n x k
+  // buffer. 0 (off) by default.
+  double lambda_ema = 0.0;
+
+  // --------------------------------------------------------------- entropic regularization
+  // epsilon_0, in units of the max-normalized squared distances (the cost is in [0, ~1]). Smaller
+  // is sharper but needs more Sinkhorn iterations; below ~1e-4 float32 loses resolution.
+  double epsilon = 1e-3;
+
+  // Final epsilon of the geometric decay epsilon_t = epsilon_0 (epsilon_final / epsilon_0)^(t /
+  // (max_iterations - 1)). A negative value means the reference schedule:
+  // max(epsilon / 10, min(5e-4, epsilon)). Set equal to epsilon for a constant epsilon.
+  double epsilon_final = -1.0;
+
+  // ---------------------------------------------------------------- outer loop
+  // Momentum alpha in (0, 1]: T <- (1 - alpha) T + alpha T_new. 1 takes the Sinkhorn plan as is.
+  double momentum = 0.9;
+
+  // Iteration limit, and the number of iterations before any stopping test applies.
+  int max_iterations = 500;
+  int min_iterations = 50;
+
+  // Stop (converged) when ||T_t - T_{t-1}||_F < tolerance after min_iterations.
+  double tolerance = 1e-5;
+
+  // Host checks (stopping tests, progress callback) every check_every iterations. On the GPU a
+  // check is a device-to-host synchronization; on the CPU it is free, so 1 is fine there.
+  int check_every = 5;
+
+  // Cost-plateau stopping: c_t = <Lambda_t, T_t> is smoothed by an EMA of weight
+  // plateau_ema_weight (ema <- w c_t + (1 - w) ema); after min_iterations, when the EMA has not
+  // improved on its best value by plateau_improvement (relative) for plateau_patience iterations,
+  // the loop stops (termination kPlateau). plateau_patience < 0 means max(min_iterations / 2, 20).
+  // plateau_improvement = 0 disables the test.
+  double plateau_ema_weight = 0.2;
+  double plateau_improvement = 0.005;
+  int plateau_patience = -1;
+
+  // ---------------------------------------------------------------- inner Sinkhorn
+  // Per outer iteration; warm-started from the previous potentials, so a few iterations usually
+  // suffice. The tolerance is on the L1 row-marginal error.
+  int sinkhorn_max_iterations = 100;
+  double sinkhorn_tolerance = 5e-4;
+  int sinkhorn_check_every = 10;
+
+  // ---------------------------------------------------------------- geometry
+  // How distances to anchors are obtained from a graph or point cloud. Unset (auto): precomputed
+  // all-pairs shortest paths when the side has at most auto_precomputed_max_nodes nodes, landmarks
+  // above. Ignored for sides given as distance matrices or providers.
+  std::optional<DistanceMode> distance_mode;
+  Index auto_precomputed_max_nodes = 5000;
+
+  // Neighbours per point when a side is a point cloud (kNN graph, symmetrized, stitched until
+  // connected). DESIGN.md default 30; the spiral benchmark uses 5.
+  int knn = 30;
+
+  // Landmarks for DistanceMode::kLandmark (farthest-point sampling; coordinates = distances to
+  // them).
+  int num_landmarks = 50;
+
+  // Dijkstra row cache in bytes for DistanceMode::kDijkstra (0: the provider's default budget).
+  std::size_t dijkstra_cache_bytes = 0;
+
+  // ---------------------------------------------------------------- problem variants
+  // Fused GW weight alpha_f in [0, 1]: Lambda <- (1 - alpha_f) Lambda + alpha_f C_feat, where
+  // C_feat is Problem::feature_cost. 0: pure GW (no feature cost needed). 1: plain entropic OT on
+  // C_feat (no geometry needed).
+  double fused_weight = 0.0;
+
+  // KL penalties on the source (rho_a) and target (rho_b) marginals. +inf: hard constraint.
+  // One finite: semi-relaxed (that side's marginal is free, penalized); both: unbalanced. In cost
+  // units (the cost is ~[0, 1]).
+  double rho_a = std::numeric_limits<double>::infinity();
+  double rho_b = std::numeric_limits<double>::infinity();
+
+  // The reference solver's slack: one extra row and column with slack cost
+  // 100 max(1, max Lambda) and corner 0, slack masses max(|q| - m, 1e-10) (row) and
+  // max(|p| - m, 1e-10) (column), m = min(n, k) / max(n, k). With that cost the slack carries
+  // (almost) no mass: it is a safety valve, the plan still moves all the mass. false drops it.
+  bool slack = true;
+
+  // Exact partial transport: move exactly m = partial_mass / max(n, k) of mass (partial_mass is in
+  // "points"; e.g. min(n, k)). Implemented with the same extra row and column but POT's costs:
+  // 0 between real points and slack, 100 max(1, max Lambda) for the slack corner, so the real
+  // block carries exactly m and the rest is discarded at no cost. Unset: no partial transport.
+  std::optional<double> partial_mass;
+
+  // Initial plan from a coarse problem: farthest-point subsamples of multiscale_size nodes per side
+  // are aligned first, and the coarse plan is lifted (each node takes its nearest subsample node's
+  // mass) to start the full problem. Result says whether it ran and what it cost.
+  bool multiscale = false;
+  Index multiscale_size = 500;
+
+  // ---------------------------------------------------------------- numerics and execution
+  // kF32: float32 cost, Sinkhorn and plan with float64 reductions (mixed precision, the default);
+  // kF64: float64 throughout. The returned plan is float64 either way.
+  Precision precision = Precision::kF32;
+
+  // kCuda needs a CUDA build and a device (gw::Error kNotCompiled / kInvalidArgument otherwise).
+  Backend backend = Backend::kCpu;
+  int device = 0;
+
+  // CPU threads, 0 = all available.
+  int threads = 0;
+
+  // Seed of the anchor sampling (and of landmark / multiscale picks). Same seed, same backend,
+  // same thread count, same machine: bitwise the same plan.
+  std::uint64_t seed = 0;
+
+  // ---------------------------------------------------------------- output
+  PlanFormat plan_format = PlanFormat::kDense;
+  int top_k = 10;  // entries kept per row with PlanFormat::kTopK
+
+  // Compute the true GW loss of the final plan (Result::gw_loss): exactly when both sides have
+  // exact distance matrices and n k (n + k) <= exact_loss_max_work, else estimated from
+  // loss_anchors anchor pairs drawn from the plan (with a standard error).
+  bool compute_gw_loss = true;
+  double exact_loss_max_work = 2e9;
+  int loss_anchors = 512;
+
+  // Called at host checks with the iteration, cost, error, epsilon and elapsed time; returning
+  // false stops the loop (termination kCancelled).
+  ProgressCallback progress;
+
+  // True when every field is in range; otherwise false with a one-line message naming the first
+  // bad field in *why (when given).
+  bool is_valid(std::string* why = nullptr) const;
+
+  // epsilon_final with the reference default applied.
+  double resolved_epsilon_final() const;
+  // plateau_patience with its default applied.
+  int resolved_plateau_patience() const;
+};
+
+}  // namespace gw

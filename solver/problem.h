@@ -1,0 +1,85 @@
+// What gw::solve aligns: two geometries (source with n nodes, target with k), their marginals, and
+// optionally a feature cost and an initial plan.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/types.h"
+#include "distances/distance_provider.h"
+#include "graph/csr_graph.h"
+
+namespace gw {
+
+// A dense row-major matrix owned by value: entry (i, j) is values[i * cols + j].
+template <typename T>
+struct DenseMatrix {
+  Index rows = 0;
+  Index cols = 0;
+  std::vector<T> values;
+
+  DenseMatrix() = default;
+  DenseMatrix(Index r, Index c, std::vector<T> v) : rows(r), cols(c), values(std::move(v)) {}
+  T operator()(Index i, Index j) const { return values[static_cast<std::size_t>(i) * cols + j]; }
+};
+
+// One side's geometry. Exactly one representation is held:
+//   points     n x d coordinates -> exact kNN graph (Options::knn), stitched connected, whose
+//              shortest paths are the distances (mode per Options::distance_mode)
+//   graph      a weighted graph (edge weights are lengths, >= 0) -> shortest paths
+//   distances  a dense n x n distance matrix used as is (non-negative, zero diagonal, symmetric)
+//   provider   any DistanceProvider the caller built (shared, so one provider can serve many
+//   solves) nodes      only a node count: no geometry (valid only with Options::fused_weight = 1)
+class Geometry {
+ public:
+  enum class Kind { kNone, kNodes, kPoints, kGraph, kDistances, kProvider };
+
+  Geometry() = default;
+  // Copies nothing beyond what is moved in. Shapes are checked here (kInvalidArgument); contents
+  // (NaN, negative weights, asymmetry) are checked when the solver builds its provider (kBadData).
+  static Geometry from_points(std::vector<double> points, Index n, int d);
+  static Geometry from_graph(CsrGraph graph);
+  static Geometry from_distances(DenseMatrix<float> distances);
+  static Geometry from_provider(std::shared_ptr<const DistanceProvider> provider);
+  static Geometry nodes_only(Index n);
+
+  Kind kind() const { return kind_; }
+  Index num_nodes() const { return n_; }
+
+  // The representation (empty / null when another kind is held).
+  const std::vector<double>& points() const { return points_; }
+  int dimension() const { return dimension_; }
+  const CsrGraph& graph() const { return graph_; }
+  const DenseMatrix<float>& distances() const { return distances_; }
+  const std::shared_ptr<const DistanceProvider>& provider() const { return provider_; }
+
+ private:
+  Kind kind_ = Kind::kNone;
+  Index n_ = 0;
+  std::vector<double> points_;
+  int dimension_ = 0;
+  CsrGraph graph_;
+  DenseMatrix<float> distances_;
+  std::shared_ptr<const DistanceProvider> provider_;
+};
+
+struct Problem {
+  Geometry source;  // n nodes
+  Geometry target;  // k nodes
+
+  // Marginals p (n) and q (k): non-negative, finite, positive sum. Empty: uniform. Each side is
+  // normalized to total mass 1 before solving (the plan then has mass 1).
+  std::vector<double> source_weights;
+  std::vector<double> target_weights;
+
+  // C_feat (n x k) for fused GW (Options::fused_weight > 0): finite, in the units of the
+  // max-normalized squared distances (values in ~[0, 1] balance with the GW term).
+  std::optional<DenseMatrix<double>> feature_cost;
+
+  // A starting plan T_0 (n x k, non-negative, positive mass; rescaled to mass 1). Unset: p q^T, or
+  // the multiscale plan when Options::multiscale is on.
+  std::optional<DenseMatrix<double>> initial_plan;
+};
+
+}  // namespace gw

@@ -1,0 +1,179 @@
+#include "solver/result.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/config.h"
+#include "core/json.h"
+
+namespace gw {
+
+std::string_view to_string(Termination termination) {
+  switch (termination) {
+    case Termination::kNotRun:
+      return "not run";
+    case Termination::kConverged:
+      return "converged";
+    case Termination::kPlateau:
+      return "plateau";
+    case Termination::kMaxIterations:
+      return "max iterations";
+    case Termination::kCancelled:
+      return "cancelled";
+    case Termination::kNonFinite:
+      return "non-finite";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string format(const char* fmt, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, value);
+  return buf;
+}
+
+void write_options(JsonWriter& json, const Options& o) {
+  json.begin_object()
+      .member("num_anchors", o.num_anchors)
+      .member("lambda_ema", o.lambda_ema)
+      .member("epsilon", o.epsilon)
+      .member("epsilon_final", o.resolved_epsilon_final())
+      .member("momentum", o.momentum)
+      .member("max_iterations", o.max_iterations)
+      .member("min_iterations", o.min_iterations)
+      .member("tolerance", o.tolerance)
+      .member("check_every", o.check_every)
+      .member("plateau_ema_weight", o.plateau_ema_weight)
+      .member("plateau_improvement", o.plateau_improvement)
+      .member("plateau_patience", o.resolved_plateau_patience())
+      .member("sinkhorn_max_iterations", o.sinkhorn_max_iterations)
+      .member("sinkhorn_tolerance", o.sinkhorn_tolerance)
+      .member("sinkhorn_check_every", o.sinkhorn_check_every)
+      .member("distance_mode", o.distance_mode ? std::string(to_string(*o.distance_mode)) : "auto")
+      .member("knn", o.knn)
+      .member("num_landmarks", o.num_landmarks)
+      .member("fused_weight", o.fused_weight)
+      .member("rho_a", o.rho_a)  // +inf is written as null
+      .member("rho_b", o.rho_b)
+      .member("slack", o.slack);
+  json.key("partial_mass");
+  if (o.partial_mass) {
+    json.value(*o.partial_mass);
+  } else {
+    json.null();
+  }
+  json.member("multiscale", o.multiscale)
+      .member("multiscale_size", static_cast<std::int64_t>(o.multiscale_size))
+      .member("precision", to_string(o.precision))
+      .member("backend", to_string(o.backend))
+      .member("threads", o.threads)
+      .member("seed", o.seed)
+      .member("plan_format", to_string(o.plan_format))
+      .member("top_k", o.top_k)
+      .end_object();
+}
+
+void write_stats(JsonWriter& json, const DistanceStats& s) {
+  json.begin_object()
+      .member("requests", s.requests)
+      .member("anchors", s.anchors)
+      .member("shortest_path_runs", s.shortest_path_runs)
+      .member("cache_hits", s.cache_hits)
+      .member("cache_misses", s.cache_misses)
+      .end_object();
+}
+
+}  // namespace
+
+std::string Result::brief_report() const {
+  std::ostringstream out;
+  out << "gw: " << to_string(termination) << " after " << iterations << " iterations, " << n
+      << " x " << k << ", cost " << format("%.6g", gw_cost_estimate);
+  if (!std::isnan(gw_loss)) {
+    out << ", loss " << format("%.6g", gw_loss);
+    if (!gw_loss_exact) out << " +- " << format("%.2g", gw_loss_stderr);
+  }
+  out << ", mass " << format("%.6f", plan_mass) << ", " << format("%.3f", total_seconds) << " s ("
+      << to_string(backend) << ", " << threads << " threads)";
+  return out.str();
+}
+
+std::string Result::full_report() const {
+  std::ostringstream out;
+  out << brief_report() << "\n";
+  out << "  message: " << message << "\n";
+  out << "  distances: source " << source_distances << ", target " << target_distances << " ("
+      << format("%.1f", distance_memory_bytes / 1048576.0) << " MiB)\n";
+  out << "  options: M " << options.num_anchors << ", eps " << options.epsilon << " -> "
+      << options.resolved_epsilon_final() << ", alpha " << options.momentum << ", max_iter "
+      << options.max_iterations << ", precision " << to_string(options.precision) << ", seed "
+      << seed << "\n";
+  if (multiscale_used) {
+    out << "  multiscale: " << multiscale_size << " nodes per side, " << multiscale_iterations
+        << " iterations, " << format("%.3f", multiscale_seconds) << " s\n";
+  }
+  out << "  timings:";
+  for (const auto& [phase, seconds] : timings.entries()) {
+    out << " " << phase << " " << format("%.3f", seconds) << " s;";
+  }
+  out << "\n";
+  return out.str();
+}
+
+std::string Result::to_json(bool pretty) const {
+  JsonWriter json(pretty);
+  json.begin_object()
+      .member("version", GW_VERSION_STRING)
+      .member("termination", to_string(termination))
+      .member("message", message)
+      .member("iterations", iterations)
+      .member("n", static_cast<std::int64_t>(n))
+      .member("k", static_cast<std::int64_t>(k))
+      .member("plan_mass", plan_mass)
+      .member("gw_cost_estimate", gw_cost_estimate)
+      .member("gw_loss", gw_loss)
+      .member("gw_loss_stderr", gw_loss_stderr)
+      .member("gw_loss_exact", gw_loss_exact)
+      .member("total_seconds", total_seconds)
+      .member("backend", to_string(backend))
+      .member("threads", threads)
+      .member("seed", seed)
+      .member("source_distances", source_distances)
+      .member("target_distances", target_distances)
+      .member("distance_memory_bytes", static_cast<std::uint64_t>(distance_memory_bytes));
+  json.key("source_distance_stats");
+  write_stats(json, source_distance_stats);
+  json.key("target_distance_stats");
+  write_stats(json, target_distance_stats);
+  json.key("multiscale")
+      .begin_object()
+      .member("used", multiscale_used)
+      .member("size", static_cast<std::int64_t>(multiscale_size))
+      .member("iterations", multiscale_iterations)
+      .member("seconds", multiscale_seconds)
+      .end_object();
+  json.key("timings").begin_object();
+  for (const auto& [phase, seconds] : timings.entries()) json.member(phase, seconds);
+  json.end_object();
+  json.key("options");
+  write_options(json, options);
+  json.key("log").begin_array();
+  for (const IterationRecord& r : log) {
+    json.begin_object()
+        .member("iteration", r.iteration)
+        .member("cost", r.cost)
+        .member("error", r.error)
+        .member("epsilon", r.epsilon)
+        .member("sinkhorn_iterations", r.sinkhorn_iterations)
+        .member("sinkhorn_error", r.sinkhorn_error)
+        .member("seconds", r.seconds)
+        .end_object();
+  }
+  json.end_array().end_object();
+  return json.str();
+}
+
+}  // namespace gw

@@ -1,0 +1,112 @@
+// What gw::solve returns: the plan, how the run ended, and where the time went.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/timer.h"
+#include "core/types.h"
+#include "distances/distance_provider.h"
+#include "graph/csr_graph.h"
+#include "solver/options.h"
+
+namespace gw {
+
+enum class Termination {
+  kNotRun,         // gw::solve was never called
+  kConverged,      // ||T_t - T_{t-1}||_F < tolerance after min_iterations
+  kPlateau,        // the smoothed cost stopped improving (Options::plateau_*)
+  kMaxIterations,  // max_iterations ran
+  kCancelled,      // the progress callback returned false
+  kNonFinite,      // a NaN/Inf appeared: in Sinkhorn (the plan is then the previous iterate's) or
+                   // in the blended plan
+};
+// "not run", "converged", "plateau", "max iterations", "cancelled", "non-finite".
+std::string_view to_string(Termination termination);
+
+// One outer iteration.
+struct IterationRecord {
+  int iteration = 0;            // 1-based
+  double cost = 0.0;            // <Lambda_t, T_t> (sampled GW cost estimate)
+  double error = 0.0;           // ||T_t - T_{t-1}||_F
+  double epsilon = 0.0;         // epsilon_t
+  int sinkhorn_iterations = 0;  // inner iterations this outer iteration
+  double sinkhorn_error = 0.0;  // inner marginal error at the end (NaN if no check ran)
+  double seconds = 0.0;         // wall time since the loop started
+};
+
+struct Result {
+  Termination termination = Termination::kNotRun;
+  std::string message = "gw::solve was not called";
+  int iterations = 0;
+
+  // Shapes: n source nodes, k target nodes.
+  Index n = 0;
+  Index k = 0;
+
+  // The plan. PlanFormat::kDense: `plan` is n x k float64, row-major. PlanFormat::kTopK: `plan`
+  // is empty and `plan_topk` holds each row's top_k largest entries (columns ascending).
+  std::vector<double> plan;
+  CsrMatrix<double> plan_topk;
+
+  // Argmax of each plan row (the matched target node), from the full plan (ties: smallest column).
+  std::vector<Index> matching;
+
+  // Total mass of the returned plan (1 for a balanced problem; m for partial transport).
+  double plan_mass = 0.0;
+
+  // <Lambda, T> of the last iteration: the sampled GW cost estimate.
+  double gw_cost_estimate = std::numeric_limits<double>::quiet_NaN();
+
+  // The true GW loss sum_{ijkl} (DX_ik - DY_jl)^2 T_ij T_kl of the final plan, distances
+  // max-normalized per side. Exact when gw_loss_exact; otherwise a Monte Carlo estimate over
+  // Options::loss_anchors anchor pairs with standard error gw_loss_stderr. NaN when not computed.
+  double gw_loss = std::numeric_limits<double>::quiet_NaN();
+  double gw_loss_stderr = std::numeric_limits<double>::quiet_NaN();
+  bool gw_loss_exact = false;
+
+  // Per-iteration log.
+  std::vector<IterationRecord> log;
+
+  // Seconds per phase ("setup", "sampling", "distances", "cost", "sinkhorn", "plan", "loss",
+  // "multiscale") and in total.
+  PhaseTimes timings;
+  double total_seconds = 0.0;
+
+  // What actually ran (requested values are in `options`).
+  Backend backend = Backend::kCpu;
+  int threads = 0;
+  std::uint64_t seed = 0;
+  std::string source_distances;  // provider name per side ("landmark", "precomputed", ...)
+  std::string target_distances;
+  DistanceStats source_distance_stats;
+  DistanceStats target_distance_stats;
+  std::size_t distance_memory_bytes = 0;
+
+  // Multiscale warm start: whether it ran, its size, iterations and seconds.
+  bool multiscale_used = false;
+  Index multiscale_size = 0;
+  int multiscale_iterations = 0;
+  double multiscale_seconds = 0.0;
+
+  // The options of the run (the progress callback is not kept).
+  Options options;
+
+  bool ok() const {
+    return termination == Termination::kConverged || termination == Termination::kPlateau ||
+           termination == Termination::kMaxIterations;
+  }
+
+  // One line: termination, iterations, cost, loss, mass, seconds.
+  std::string brief_report() const;
+  // Several lines: the brief report, options, timings per phase, distance statistics.
+  std::string full_report() const;
+  // Everything but the plan, as one JSON object (pretty-printed when `pretty`).
+  std::string to_json(bool pretty = true) const;
+};
+
+}  // namespace gw

@@ -1,0 +1,77 @@
+// Internal pieces of the solver shared by solve.cpp and the backend loops (not installed).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/rng.h"
+#include "distances/distance_provider.h"
+#include "solver/options.h"
+#include "solver/problem.h"
+#include "solver/result.h"
+
+namespace gw::detail {
+
+// A problem with everything resolved: providers built, marginals normalized, shapes checked.
+struct PreparedProblem {
+  Index n = 0;
+  Index k = 0;
+  std::shared_ptr<const DistanceProvider> source;  // null when fused_weight == 1
+  std::shared_ptr<const DistanceProvider> target;
+  std::vector<double> p;                              // n, sums to 1
+  std::vector<double> q;                              // k, sums to 1
+  const DenseMatrix<double>* feature_cost = nullptr;  // n x k, or null
+  std::vector<double> initial_plan;                   // n x k, mass 1; empty: p q^T
+};
+
+// Builds the distance provider of one side ("source" / "target" in messages).
+std::shared_ptr<const DistanceProvider> make_provider(const Geometry& geometry,
+                                                      const Options& options,
+                                                      const char* side);
+
+// The slack row/column layout of the augmented Sinkhorn problem.
+struct SlackLayout {
+  bool enabled = false;
+  bool exact_partial = false;  // POT-style exact partial transport (Options::partial_mass)
+  double mass = 1.0;           // m: mass the real block is meant to carry
+  double row_mass = 0.0;       // slack row's marginal (source side)
+  double col_mass = 0.0;       // slack column's marginal (target side)
+};
+SlackLayout slack_layout(Index n, Index k, const Options& options);
+
+// The loop on the CPU: fills plan (n x k, float64, row-major), matching-independent fields of the
+// result (termination, message, iterations, log, gw_cost_estimate, timings, threads).
+void run_cpu_loop(const PreparedProblem& problem,
+                  const Options& options,
+                  std::vector<double>& plan,
+                  Result& result);
+
+// The loop on a CUDA device (same contract). Throws kNotCompiled in a build without CUDA.
+void run_cuda_loop(const PreparedProblem& problem,
+                   const Options& options,
+                   std::vector<double>& plan,
+                   Result& result);
+
+// epsilon_t of the geometric schedule.
+double epsilon_at(const Options& options, int iteration);
+
+// The stopping rules shared by both loops (see Options: tolerance, plateau_*).
+class StoppingRule {
+ public:
+  explicit StoppingRule(const Options& options);
+  // Feeds iteration `iteration` (1-based). Returns a termination when the loop should stop at a
+  // host check, else std::nullopt. `check` says whether this iteration is a host check.
+  std::optional<Termination> update(int iteration, double cost, double error, bool check);
+  const std::string& message() const { return message_; }
+
+ private:
+  const Options& options_;
+  double ema_ = 0.0;
+  double best_ = 0.0;
+  int best_iteration_ = 0;
+  bool started_ = false;
+  std::string message_;
+};
+
+}  // namespace gw::detail

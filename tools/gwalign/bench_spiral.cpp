@@ -1,0 +1,179 @@
+// `gwalign bench spiral`: the reference solver's headline benchmark (BENCHMARKS.md section 1):
+// a noisy 2-D spiral of n points aligned to a 3-D swiss roll of k points. Quality is |Spearman rho|
+// between the source angles and the angles of their argmax-matched target points. Time is the
+// whole gw::solve call from points (kNN graphs, distance setup, loop, loss).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "command.h"
+#include "core/error.h"
+#include "datagen/spiral.h"
+#include "solver/metrics.h"
+#include "solver/solve.h"
+
+namespace gw::cli {
+namespace {
+
+struct SpiralRun {
+  Result result;
+  double abs_rho = 0.0;
+};
+
+SpiralRun run_spiral(Index n, Index k, std::uint64_t seed, const Options& options) {
+  datagen::PointSet source = datagen::spiral(n, seed);
+  datagen::PointSet target = datagen::swiss_roll(k, seed);
+  Problem problem;
+  problem.source = Geometry::from_points(source.points, n, 2);
+  problem.target = Geometry::from_points(target.points, k, 3);
+  SpiralRun run;
+  run.result = solve(problem, options);
+  std::vector<double> matched(n);
+  for (Index i = 0; i < n; ++i) matched[i] = target.angles[run.result.matching[i]];
+  run.abs_rho = std::abs(spearman(source.angles, matched));
+  return run;
+}
+
+std::vector<std::pair<Index, Index>> parse_scales(const std::string& text) {
+  std::vector<std::pair<Index, Index>> scales;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto x = item.find('x');
+    GW_CHECK(x != std::string::npos, "--scales entries look like 400x500, got '" << item << "'");
+    scales.emplace_back(std::stoi(item.substr(0, x)), std::stoi(item.substr(x + 1)));
+  }
+  return scales;
+}
+
+int run_bench_spiral(int argc, char** argv) {
+  cxxopts::Options cli(argv[0],
+                       "Spiral (n points, 2-D) -> swiss roll (k points, 3-D), the reference "
+                       "solver's benchmark.\nExamples:\n"
+                       "  gwalign bench spiral --n 400 --k 500 --mode landmark --json\n"
+                       "  gwalign bench spiral --table --scales 400x500,2000x2500,4000x5000");
+  // clang-format off
+  cli.add_options()
+      ("n", "source points", cxxopts::value<Index>()->default_value("400"))
+      ("k", "target points", cxxopts::value<Index>()->default_value("500"))
+      ("mode", "distances: landmark | dijkstra | precomputed",
+       cxxopts::value<std::string>()->default_value("landmark"))
+      ("knn", "kNN graph neighbours", cxxopts::value<int>()->default_value("5"))
+      ("eps", "initial epsilon", cxxopts::value<double>()->default_value("0.005"))
+      ("M", "anchor pairs per iteration", cxxopts::value<int>()->default_value("80"))
+      ("max-iter", "iteration limit", cxxopts::value<int>()->default_value("300"))
+      ("landmarks", "landmarks for --mode landmark", cxxopts::value<int>()->default_value("50"))
+      ("precision", "f32 | f64", cxxopts::value<std::string>()->default_value("f32"))
+      ("backend", "cpu | cuda", cxxopts::value<std::string>()->default_value("cpu"))
+      ("multiscale", "start from a coarse farthest-point alignment")
+      ("table", "print the reference-style table for --scales")
+      ("scales", "comma-separated n x k list for --table",
+       cxxopts::value<std::string>()->default_value("400x500,2000x2500,4000x5000"));
+  // clang-format on
+  add_common_bench_options(cli, 3);
+  const auto args = cli.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << cli.help() << "\n";
+    return 0;
+  }
+  Options options;
+  const auto mode = distance_mode_from_string(args["mode"].as<std::string>());
+  GW_CHECK(mode,
+           "--mode must be landmark, dijkstra or precomputed, got '"
+               << args["mode"].as<std::string>() << "'");
+  options.distance_mode = *mode;
+  options.knn = args["knn"].as<int>();
+  options.epsilon = args["eps"].as<double>();
+  options.num_anchors = args["M"].as<int>();
+  options.max_iterations = args["max-iter"].as<int>();
+  options.num_landmarks = args["landmarks"].as<int>();
+  const auto precision = precision_from_string(args["precision"].as<std::string>());
+  GW_CHECK(precision, "--precision must be f32 or f64");
+  options.precision = *precision;
+  const auto backend = backend_from_string(args["backend"].as<std::string>());
+  GW_CHECK(backend, "--backend must be cpu or cuda");
+  options.backend = *backend;
+  options.multiscale = args.count("multiscale") > 0;
+  options.threads = args["threads"].as<int>();
+  options.compute_gw_loss = true;
+  const std::uint64_t seed = args["seed"].as<std::uint64_t>();
+  options.seed = seed;
+  const int reps = args["reps"].as<int>();
+  const bool json = args.count("json") > 0;
+
+  auto measure = [&](Index n, Index k) {
+    std::vector<double> seconds;
+    SpiralRun last;
+    for (int r = 0; r < reps; ++r) {
+      last = run_spiral(n, k, seed, options);
+      seconds.push_back(last.result.total_seconds);
+    }
+    TimingStats stats;
+    stats.reps = reps;
+    stats.min = *std::min_element(seconds.begin(), seconds.end());
+    stats.max = *std::max_element(seconds.begin(), seconds.end());
+    stats.median = median(seconds);
+    return std::make_pair(stats, last);
+  };
+
+  if (args.count("table")) {
+    std::printf("%-13s %-10s %9s %7s %6s %9s %11s %8s\n",
+                "n x k",
+                "mode",
+                "seconds",
+                "iters",
+                "|rho|",
+                "mass",
+                "gw_loss",
+                "threads");
+    for (const auto& [n, k] : parse_scales(args["scales"].as<std::string>())) {
+      const auto [stats, run] = measure(n, k);
+      char shape[32];
+      std::snprintf(shape, sizeof(shape), "%d x %d", n, k);
+      std::printf("%-13s %-10s %9.3f %7d %6.4f %9.6f %11.5g %8d\n",
+                  shape,
+                  run.result.source_distances.c_str(),
+                  stats.median,
+                  run.result.iterations,
+                  run.abs_rho,
+                  run.result.plan_mass,
+                  run.result.gw_loss,
+                  run.result.threads);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
+
+  const Index n = args["n"].as<Index>();
+  const Index k = args["k"].as<Index>();
+  const auto [stats, run] = measure(n, k);
+  BenchReport report("spiral");
+  report.set("n", std::int64_t{n}).set("k", std::int64_t{k});
+  report.set("mode", std::string(to_string(*mode)));
+  report.set_timing("", stats);
+  report.set("iterations", run.result.iterations);
+  report.set("termination", std::string(to_string(run.result.termination)));
+  report.set("abs_rho", run.abs_rho);
+  report.set("mass", run.result.plan_mass);
+  report.set("gw_cost", run.result.gw_cost_estimate);
+  report.set("gw_loss", run.result.gw_loss);
+  report.set("gw_loss_exact", run.result.gw_loss_exact);
+  report.set("backend", std::string(to_string(run.result.backend)));
+  report.set("threads", run.result.threads);
+  report.set("multiscale", run.result.multiscale_used);
+  for (const auto& [phase, seconds] : run.result.timings.entries()) {
+    report.set("seconds_" + phase, seconds);
+  }
+  report.print(std::cout, json);
+  return 0;
+}
+
+}  // namespace
+
+GW_CLI_BENCH("spiral", "spiral -> swiss roll alignment (quality and time)", run_bench_spiral);
+
+}  // namespace gw::cli
