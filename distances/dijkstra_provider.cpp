@@ -88,20 +88,31 @@ void DijkstraProvider::distances_to(std::span<const Index> anchors, std::span<fl
     counters_.cache_misses.fetch_add(static_cast<std::int64_t>(misses.size()),
                                      std::memory_order_relaxed);
 
-    // Slots the misses may take: never-used ones up to the capacity, then unpinned rows, least
-    // recently used first. Pinned rows (this request's hits, other requests' rows) are off limits.
+    // A row another request is computing right now (pinned, not ready) is computed again here
+    // rather than waited for; only that other request caches it.
+    std::vector<std::size_t> to_cache;
+    for (const std::size_t d : misses) {
+      (where_.count(distinct[d]) > 0 ? uncached : to_cache).push_back(d);
+    }
+
+    // Slots the misses may take: empty ones, never-used ones up to the capacity, then unpinned
+    // rows, least recently used first. Pinned rows (this request's hits, rows other requests
+    // read or fill) are off limits.
     std::vector<std::size_t> free_slots;
+    for (std::size_t s = 0; s < slots_.size() && free_slots.size() < to_cache.size(); ++s) {
+      if (slots_[s].anchor < 0 && slots_[s].pins == 0) free_slots.push_back(s);
+    }
     while (slots_.size() < static_cast<std::size_t>(capacity_) &&
-           free_slots.size() < misses.size()) {
+           free_slots.size() < to_cache.size()) {
       free_slots.push_back(slots_.size());
       slots_.emplace_back();
     }
-    if (free_slots.size() < misses.size()) {
+    if (free_slots.size() < to_cache.size()) {
       std::vector<std::size_t> evictable;
       for (std::size_t s = 0; s < slots_.size(); ++s) {
         if (slots_[s].pins == 0 && slots_[s].anchor >= 0) evictable.push_back(s);
       }
-      const std::size_t wanted = std::min(evictable.size(), misses.size() - free_slots.size());
+      const std::size_t wanted = std::min(evictable.size(), to_cache.size() - free_slots.size());
       std::partial_sort(evictable.begin(),
                         evictable.begin() + static_cast<std::ptrdiff_t>(wanted),
                         evictable.end(),
@@ -113,17 +124,14 @@ void DijkstraProvider::distances_to(std::span<const Index> anchors, std::span<fl
                         evictable.begin() + static_cast<std::ptrdiff_t>(wanted));
     }
 
-    std::size_t next_free = 0;
-    for (const std::size_t d : misses) {
+    for (std::size_t t = 0; t < to_cache.size(); ++t) {
+      const std::size_t d = to_cache[t];
       const Index anchor = distinct[d];
-      // A row another request is computing right now (pinned, not ready) is computed again here
-      // rather than waited for; only that other request caches it.
-      const bool in_flight = where_.count(anchor) > 0;
-      if (in_flight || next_free == free_slots.size()) {
+      if (t >= free_slots.size()) {
         uncached.push_back(d);
         continue;
       }
-      const std::size_t s = free_slots[next_free++];
+      const std::size_t s = free_slots[t];
       Slot& slot = slots_[s];
       if (slot.anchor >= 0) where_.erase(slot.anchor);
       if (!slot.row) {

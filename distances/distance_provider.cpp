@@ -32,6 +32,9 @@ namespace {
 // Below this many entries a block is post-processed by the calling thread alone: an OpenMP
 // region costs a few microseconds, as much as streaming ~16k floats.
 constexpr std::int64_t kParallelThreshold = std::int64_t{1} << 16;
+// Entries per dynamically scheduled chunk: dynamic, so that a thread whose core is busy elsewhere
+// (a shared machine) does not hold up the pass.
+constexpr std::int64_t kChunk = std::int64_t{1} << 15;
 }  // namespace
 
 double clamp_and_normalize(std::span<float> block, bool normalize) {
@@ -56,7 +59,7 @@ double clamp_and_normalize(std::span<float> block, bool normalize) {
       lane_flags[l] = 0;
     }
     const std::int64_t blocks = size / kLanes;
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, kChunk / kLanes) nowait
     for (std::int64_t b = 0; b < blocks; ++b) {
       const float* x = data + b * kLanes;
       for (int l = 0; l < kLanes; ++l) {
@@ -103,7 +106,7 @@ double clamp_and_normalize(std::span<float> block, bool normalize) {
 
   // Pass 2. Division, not multiplication by a reciprocal, so the largest entry becomes exactly 1.
   const float divisor = divide ? block_max : 1.0f;
-#pragma omp parallel for simd if (size >= kParallelThreshold) schedule(static)
+#pragma omp parallel for simd if (size >= kParallelThreshold) schedule(simd : dynamic, kChunk)
   for (std::int64_t i = 0; i < size; ++i) {
     const float v = data[i];
     data[i] = (v == kInf ? inf_value : v) / divisor;

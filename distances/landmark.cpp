@@ -199,7 +199,9 @@ void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<fl
 
   const Index num_blocks = (n_ + kBlock - 1) / kBlock;
   const int threads = resolve_threads(threads_);
-#pragma omp parallel for num_threads(threads) schedule(static)
+  // Dynamic: on a shared machine a statically assigned half stalls the whole request when its
+  // core is busy elsewhere.
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 2)
   for (Index b = 0; b < num_blocks; ++b) {
     const Index begin = b * kBlock;
     const Index rows = std::min(kBlock, n_ - begin);

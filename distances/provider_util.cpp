@@ -28,7 +28,7 @@ void gather_columns(std::span<const float* const> rows,
   const Index num_blocks = (n + kBlock - 1) / kBlock;
   const float* const* src = rows.data();
   float* dst = out.data();
-#pragma omp parallel for num_threads(threads) schedule(static) if (num_blocks > 1)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16) if (num_blocks > 1)
   for (Index b = 0; b < num_blocks; ++b) {
     const Index begin = b * kBlock;
     const Index end = std::min<Index>(n, begin + kBlock);

@@ -495,6 +495,13 @@ TEST(DijkstraProvider, ConcurrentRequestsGetCorrectRows) {
   const DistanceStats stats = provider->stats();
   EXPECT_EQ(stats.requests, kThreads * 40);
   EXPECT_GE(stats.shortest_path_runs, stats.cache_misses);
+  // Every slot is still usable afterwards: a full-capacity request, repeated, hits throughout.
+  const std::vector<Index> five = {100, 101, 102, 103, 104};
+  std::vector<float> out(200 * five.size());
+  provider->distances_to(five, out);
+  const std::int64_t hits_before = provider->stats().cache_hits;
+  provider->distances_to(five, out);
+  EXPECT_EQ(provider->stats().cache_hits - hits_before, 5);
 }
 
 TEST(DijkstraProvider, CapacityFollowsMemoryBudgetAndMemoryIsReported) {
