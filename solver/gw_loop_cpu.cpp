@@ -3,8 +3,8 @@
 // Work per iteration, n x k real block, M anchors:
 //   sampling   O(n + M k) reads of the plan (row masses come from the previous blend pass)
 //   distances  provider queries, O((n + k) M) output
-//   cost       one GEMM of 2 n k M flops (Eigen, multithreaded) writing Lambda, plus one pass that
-//              adds the row/column terms, applies EMA / fused blend and finds max Lambda
+//   cost       one GEMM of 2 n k (M + 2) flops (Eigen, multithreaded) writing Lambda with its
+//              row/column terms folded in; one more pass only for the EMA / fused blends
 //   sinkhorn   (inner iterations + 1) reads of Lambda, then one write of the Sinkhorn plan
 //   blend      one pass: T <- (1 - alpha) T + alpha T_new, with ||dT||_F, <Lambda, T> and the row
 //              masses of T accumulated on the way (per-row partials summed in row order, so every
@@ -34,7 +34,7 @@ using RowMatrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 template <typename Real>
 class CpuLoop {
  public:
-  CpuLoop(const PreparedProblem& problem, const Options& options)
+  CpuLoop(const PreparedProblem& problem, std::vector<double> initial_plan, const Options& options)
       : pb_(problem),
         opt_(options),
         n_(problem.n),
@@ -52,6 +52,12 @@ class CpuLoop {
     if (gw_) {
       dx_.resize(static_cast<std::size_t>(n_) * m_);
       dy_.resize(static_cast<std::size_t>(k_) * m_);
+      left_.resize(static_cast<std::size_t>(n_) * (m_ + 2));
+      right_.resize(static_cast<std::size_t>(k_) * (m_ + 2));
+    }
+    if (problem.feature_cost != nullptr) {
+      const auto& values = problem.feature_cost->values;
+      max_feature_cost_ = *std::max_element(values.begin(), values.end());
     }
     a_.assign(problem.p.begin(), problem.p.end());
     b_.assign(problem.q.begin(), problem.q.end());
@@ -67,9 +73,8 @@ class CpuLoop {
     for (Index i = 0; i < n_; ++i) {
       double mass = 0.0;
       for (Index j = 0; j < k_; ++j) {
-        const double t = problem.initial_plan.empty()
-                             ? problem.p[i] * problem.q[j]
-                             : problem.initial_plan[static_cast<std::size_t>(i) * k_ + j];
+        const double t = initial_plan.empty() ? problem.p[i] * problem.q[j]
+                                              : initial_plan[static_cast<std::size_t>(i) * k_ + j];
         plan_[static_cast<std::size_t>(i) * k_ + j] = static_cast<Real>(t);
         mass += static_cast<double>(static_cast<Real>(t));
       }
@@ -90,6 +95,10 @@ class CpuLoop {
     } else {
       run_gw(result);
     }
+    // Release the loop's buffers before the float64 copy, so the peak stays at three plans.
+    std::vector<Real>().swap(lambda_);
+    std::vector<Real>().swap(plan_new_);
+    std::vector<Real>().swap(lambda_ema_);
     plan_out.assign(plan_.begin(), plan_.end());
   }
 
@@ -224,56 +233,72 @@ class CpuLoop {
     fill_slack(max_cost);
   }
 
-  // Lambda = a 1^T + 1 b^T - (2/M) D_X D_Y^T, then EMA and fused blend, then the slack entries.
+  // Lambda = a 1^T + 1 b^T - (2/M) D_X D_Y^T as ONE GEMM over augmented factors,
+  //   [D_X | a | 1] (n x (M+2)) times [-(2/M) D_Y | 1 | b]^T ((M+2) x k),
+  // so Lambda is written once with no separate pass for the row/column terms. Then the EMA and
+  // fused blends (one pass, only when enabled) and the slack entries.
   void fill_gw_cost() {
-    using Matrix = RowMatrix<Real>;
     const Index m = m_;
-    // Eigen views: D_X (n x M) and D_Y (k x M) row-major; Lambda's real block with row stride
-    // cols_. In float64 mode the float32 provider output is widened once.
-    Eigen::Map<const RowMatrix<float>> dx32(dx_.data(), n_, m);
-    Eigen::Map<const RowMatrix<float>> dy32(dy_.data(), k_, m);
-    Eigen::Map<Matrix, 0, Eigen::OuterStride<>> lambda(
-        lambda_.data(), n_, k_, Eigen::OuterStride<>(cols_));
-    Eigen::Matrix<Real, Eigen::Dynamic, 1> row_term, col_term;
-    if constexpr (std::is_same_v<Real, float>) {
-      lambda.noalias() = (-2.0f / static_cast<float>(m)) * dx32 * dy32.transpose();
-      row_term = dx32.rowwise().squaredNorm() / static_cast<float>(m);
-      col_term = dy32.rowwise().squaredNorm() / static_cast<float>(m);
-    } else {
-      const Matrix dx = dx32.template cast<Real>();
-      const Matrix dy = dy32.template cast<Real>();
-      lambda.noalias() = (Real(-2) / Real(m)) * dx * dy.transpose();
-      row_term = dx.rowwise().squaredNorm() / Real(m);
-      col_term = dy.rowwise().squaredNorm() / Real(m);
-    }
-    const double beta = opt_.lambda_ema;
-    const bool ema = beta > 0.0;
-    const bool first = ema && !ema_started_;
-    const double alpha_f = opt_.fused_weight;
-    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
-    std::vector<double> row_max(n_, 0.0);
+    const Real scale = Real(-2) / static_cast<Real>(m);
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < n_; ++i) {
-      Real* row = &lambda_at(i, 0);
-      Real* ema_row = ema ? &lambda_ema_[static_cast<std::size_t>(i) * k_] : nullptr;
-      double local_max = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        // Lambda is mean_m (dx - dy)^2 >= 0; clamp the GEMM's rounding below zero.
-        Real value = std::max(Real(0), row[j] + row_term[i] + col_term[j]);
-        if (ema) {
-          value = first ? value : static_cast<Real>(beta * ema_row[j] + (1.0 - beta) * value);
-          ema_row[j] = value;
-        }
-        if (feature != nullptr) {
-          value = static_cast<Real>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
-        }
-        row[j] = value;
-        local_max = std::max(local_max, static_cast<double>(value));
+      const float* x = &dx_[static_cast<std::size_t>(i) * m];
+      Real* out = &left_[static_cast<std::size_t>(i) * (m + 2)];
+      Real norm = 0;
+      for (Index t = 0; t < m; ++t) {
+        out[t] = static_cast<Real>(x[t]);
+        norm += out[t] * out[t];
       }
-      row_max[i] = local_max;
+      out[m] = norm / static_cast<Real>(m);
+      out[m + 1] = Real(1);
     }
-    ema_started_ = ema_started_ || ema;
-    fill_slack(*std::max_element(row_max.begin(), row_max.end()));
+#pragma omp parallel for schedule(static)
+    for (Index j = 0; j < k_; ++j) {
+      const float* y = &dy_[static_cast<std::size_t>(j) * m];
+      Real* out = &right_[static_cast<std::size_t>(j) * (m + 2)];
+      Real norm = 0;
+      for (Index t = 0; t < m; ++t) {
+        const Real value = static_cast<Real>(y[t]);
+        out[t] = scale * value;
+        norm += value * value;
+      }
+      out[m] = Real(1);
+      out[m + 1] = norm / static_cast<Real>(m);
+    }
+    const Eigen::Map<const RowMatrix<Real>> left(left_.data(), n_, m + 2);
+    const Eigen::Map<const RowMatrix<Real>> right(right_.data(), k_, m + 2);
+    Eigen::Map<RowMatrix<Real>, 0, Eigen::OuterStride<>> lambda(
+        lambda_.data(), n_, k_, Eigen::OuterStride<>(cols_));
+    lambda.noalias() = left * right.transpose();
+
+    const double beta = opt_.lambda_ema;
+    const bool ema = beta > 0.0;
+    const double alpha_f = opt_.fused_weight;
+    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
+    if (ema || feature != nullptr) {
+      const bool first = !ema_started_;
+#pragma omp parallel for schedule(static)
+      for (Index i = 0; i < n_; ++i) {
+        Real* row = &lambda_at(i, 0);
+        Real* ema_row = ema ? &lambda_ema_[static_cast<std::size_t>(i) * k_] : nullptr;
+        for (Index j = 0; j < k_; ++j) {
+          Real value = row[j];
+          if (ema) {
+            value = first ? value : static_cast<Real>(beta * ema_row[j] + (1.0 - beta) * value);
+            ema_row[j] = value;
+          }
+          if (feature != nullptr) {
+            value = static_cast<Real>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
+          }
+          row[j] = value;
+        }
+      }
+      ema_started_ = ema_started_ || ema;
+    }
+    // Distances are max-normalized, so Lambda_ij = mean_m (dx - dy)^2 <= 1 (the EMA keeps that);
+    // the fused blend stays below max(1, max C_feat). The slack cost needs only this bound:
+    // 100 max(1, max Lambda) is the same number whenever max Lambda <= 1.
+    fill_slack(feature != nullptr ? (1.0 - alpha_f) + alpha_f * max_feature_cost_ : 1.0);
   }
 
   // Slack entries (DESIGN.md section 6, step 5). Reference (soft) slack: real <-> slack cost
@@ -337,23 +362,29 @@ class CpuLoop {
   std::vector<Real> lambda_, lambda_ema_, plan_, plan_new_;
   bool ema_started_ = false;
   std::vector<float> dx_, dy_;
+  std::vector<Real> left_, right_;  // augmented GEMM factors, n x (M+2) and k x (M+2)
+  double max_feature_cost_ = 0.0;
   std::vector<double> a_, b_, f_, g_, row_mass_;
   std::vector<std::pair<double, double>> row_partials_;
 };
 
 }  // namespace
 
-void run_cpu_loop(const PreparedProblem& problem,
+void run_cpu_loop(PreparedProblem& problem,
                   const Options& options,
                   std::vector<double>& plan,
                   Result& result) {
   result.backend = Backend::kCpu;
   result.threads = available_threads();
   set_flush_denormals_all_threads(result.threads);
+  std::vector<double> initial_plan = std::move(problem.initial_plan);
+  problem.initial_plan.clear();
   if (options.precision == Precision::kF64) {
-    CpuLoop<double>(problem, options).run(plan, result);
+    CpuLoop<double> loop(problem, std::move(initial_plan), options);
+    loop.run(plan, result);
   } else {
-    CpuLoop<float>(problem, options).run(plan, result);
+    CpuLoop<float> loop(problem, std::move(initial_plan), options);
+    loop.run(plan, result);
   }
 }
 

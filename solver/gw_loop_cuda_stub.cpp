@@ -4,7 +4,7 @@
 
 namespace gw::detail {
 
-void run_cuda_loop(const PreparedProblem&, const Options&, std::vector<double>&, Result&) {
+void run_cuda_loop(PreparedProblem&, const Options&, std::vector<double>&, Result&) {
   GW_THROW(ErrorCode::kNotCompiled,
            "backend 'cuda' requested but this gwalign was built without CUDA; rebuild with "
            "-DGWALIGN_ENABLE_CUDA=ON or use --backend cpu");

@@ -22,6 +22,22 @@ std::optional<PlanFormat> plan_format_from_string(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(InitialPlan init) {
+  switch (init) {
+    case InitialPlan::kProduct:
+      return "product";
+    case InitialPlan::kDistanceProfiles:
+      return "profiles";
+  }
+  return "unknown";
+}
+
+std::optional<InitialPlan> initial_plan_from_string(std::string_view name) {
+  if (name == "product") return InitialPlan::kProduct;
+  if (name == "profiles") return InitialPlan::kDistanceProfiles;
+  return std::nullopt;
+}
+
 double Options::resolved_epsilon_final() const {
   if (epsilon_final >= 0.0) return epsilon_final;
   return std::max(epsilon / 10.0, std::min(5e-4, epsilon));
@@ -43,6 +59,8 @@ bool Options::is_valid(std::string* why) const {
   } else if (!(epsilon_final < 0.0 || positive(epsilon_final))) {
     problem << "epsilon_final must be > 0 (or negative for the default schedule), got "
             << epsilon_final;
+  } else if (epsilon_decay_iterations < 1) {
+    problem << "epsilon_decay_iterations must be >= 1, got " << epsilon_decay_iterations;
   } else if (!(momentum > 0.0 && momentum <= 1.0)) {
     problem << "momentum (alpha) must be in (0, 1], got " << momentum;
   } else if (max_iterations < 1) {
@@ -77,6 +95,14 @@ bool Options::is_valid(std::string* why) const {
     problem << "rho_b must be > 0 (+inf for a hard constraint), got " << rho_b;
   } else if (partial_mass && !positive(*partial_mass)) {
     problem << "partial_mass must be > 0, got " << *partial_mass;
+  } else if (profile_anchors < 1) {
+    problem << "profile_anchors must be >= 1, got " << profile_anchors;
+  } else if (profile_quantiles < 1) {
+    problem << "profile_quantiles must be >= 1, got " << profile_quantiles;
+  } else if (!positive(profile_epsilon)) {
+    problem << "profile_epsilon must be finite and > 0, got " << profile_epsilon;
+  } else if (profile_sinkhorn_iterations < 1) {
+    problem << "profile_sinkhorn_iterations must be >= 1, got " << profile_sinkhorn_iterations;
   } else if (multiscale && multiscale_size < 2) {
     problem << "multiscale_size must be >= 2, got " << multiscale_size;
   } else if (threads < 0) {

@@ -41,6 +41,7 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("lambda_ema", o.lambda_ema)
       .member("epsilon", o.epsilon)
       .member("epsilon_final", o.resolved_epsilon_final())
+      .member("epsilon_decay_iterations", o.epsilon_decay_iterations)
       .member("momentum", o.momentum)
       .member("max_iterations", o.max_iterations)
       .member("min_iterations", o.min_iterations)
@@ -58,7 +59,10 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("fused_weight", o.fused_weight)
       .member("rho_a", o.rho_a)  // +inf is written as null
       .member("rho_b", o.rho_b)
-      .member("slack", o.slack);
+      .member("slack", o.slack)
+      .member("initial_plan", to_string(o.initial_plan))
+      .member("profile_anchors", o.profile_anchors)
+      .member("profile_quantiles", o.profile_quantiles);
   json.key("partial_mass");
   if (o.partial_mass) {
     json.value(*o.partial_mass);

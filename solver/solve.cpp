@@ -22,8 +22,9 @@ namespace detail {
 double epsilon_at(const Options& options, int iteration) {
   const double start = options.epsilon;
   const double end = options.resolved_epsilon_final();
-  if (options.max_iterations <= 1) return start;
-  const double fraction = static_cast<double>(iteration) / (options.max_iterations - 1);
+  const int horizon = std::min(options.epsilon_decay_iterations, options.max_iterations);
+  if (horizon <= 1) return start;
+  const double fraction = static_cast<double>(iteration) / (horizon - 1);
   return start * std::pow(end / start, std::min(1.0, fraction));
 }
 
@@ -352,6 +353,12 @@ Result solve(const Problem& problem, const Options& options) {
     result.multiscale_seconds = watch.seconds();
     result.timings.add("multiscale", result.multiscale_seconds);
     if (coarse.used) pb.initial_plan = std::move(coarse.plan);
+  }
+
+  if (pb.initial_plan.empty() && pb.source &&
+      options.initial_plan == InitialPlan::kDistanceProfiles) {
+    ScopedPhase phase(result.timings, "init");
+    pb.initial_plan = detail::distance_profile_plan(pb, options);
   }
 
   std::vector<double> plan;

@@ -40,15 +40,19 @@ struct SlackLayout {
 };
 SlackLayout slack_layout(Index n, Index k, const Options& options);
 
+// Distance-profile initial plan (Options::initial_plan), n x k float64, mass 1.
+std::vector<double> distance_profile_plan(const PreparedProblem& problem, const Options& options);
+
 // The loop on the CPU: fills plan (n x k, float64, row-major), matching-independent fields of the
-// result (termination, message, iterations, log, gw_cost_estimate, timings, threads).
-void run_cpu_loop(const PreparedProblem& problem,
+// result (termination, message, iterations, log, gw_cost_estimate, timings, threads). Takes over
+// (and frees) problem.initial_plan once the loop's own plan holds it, to keep peak memory down.
+void run_cpu_loop(PreparedProblem& problem,
                   const Options& options,
                   std::vector<double>& plan,
                   Result& result);
 
 // The loop on a CUDA device (same contract). Throws kNotCompiled in a build without CUDA.
-void run_cuda_loop(const PreparedProblem& problem,
+void run_cuda_loop(PreparedProblem& problem,
                    const Options& options,
                    std::vector<double>& plan,
                    Result& result);
