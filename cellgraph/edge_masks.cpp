@@ -1,10 +1,14 @@
 #include "cellgraph/edge_masks.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <sstream>
 #include <utility>
+
+#include <omp.h>
 
 #include "core/context.h"
 #include "core/error.h"
@@ -42,34 +46,130 @@ DistinctGenes distinct_genes(const PerturbationBatch& batch) {
   return out;
 }
 
+// out = the union of the ascending, duplicate-free lists a and b (ascending, duplicate-free).
+// Branch-free: each step emits the smaller head and advances every list whose head it was, so
+// an edge present in both lists is emitted once. The data-dependent branches of std::set_union
+// mispredict about half the time on these interleaved lists.
+std::size_t merge_union(std::span<const Offset> a, std::span<const Offset> b, Offset* out) {
+  std::size_t i = 0, j = 0, o = 0;
+  while (i < a.size() && j < b.size()) {
+    const Offset x = a[i];
+    const Offset y = b[j];
+    out[o++] = x < y ? x : y;
+    // i advances iff x <= y, j iff y <= x, from sign bits (ids < 2^62, no overflow): written as
+    // arithmetic because GCC turns the comparisons into an unpredictable branch.
+    i += 1 - (static_cast<std::uint64_t>(y - x) >> 63);
+    j += 1 - (static_cast<std::uint64_t>(x - y) >> 63);
+  }
+  for (; i < a.size(); ++i) out[o++] = a[i];
+  for (; j < b.size(); ++j) out[o++] = b[j];
+  return o;
+}
+
 // The union of the incidence lists of `genes` (each ascending and duplicate-free), ascending and
-// duplicate-free, into `out`. An edge between two perturbed genes appears in both lists; the
-// union keeps it once.
-void union_of_incident(const Incidence& incidence,
-                       std::span<const Index> genes,
-                       std::vector<Offset>& out,
-                       std::vector<Offset>& scratch) {
-  out.clear();
-  if (genes.empty()) return;
+// duplicate-free. An edge between two perturbed genes appears in both lists; the union keeps it
+// once. Lists are merged shortest first, so long lists are copied fewer times. The result lives
+// in one of the two scratch vectors (which only grow, so steady-state calls never allocate).
+std::span<const Offset> union_of_incident(const Incidence& incidence,
+                                          std::span<const Index> genes,
+                                          std::vector<Offset>& a,
+                                          std::vector<Offset>& b) {
+  if (genes.empty()) return {};
+  if (genes.size() == 1) return incidence.edges_of(genes[0]);
+  std::size_t total = 0;
+  for (Index g : genes) total += incidence.edges_of(g).size();
+  if (a.size() < total) a.resize(total);
+  if (b.size() < total) b.resize(total);
   if (genes.size() > kMaxPairwiseMerge) {
+    std::size_t size = 0;
     for (Index g : genes) {
       const auto list = incidence.edges_of(g);
-      out.insert(out.end(), list.begin(), list.end());
+      size = std::copy(list.begin(), list.end(), a.begin() + size) - a.begin();
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return;
+    std::sort(a.begin(), a.begin() + size);
+    size = std::unique(a.begin(), a.begin() + size) - a.begin();
+    return std::span<const Offset>(a.data(), size);
   }
-  const auto first = incidence.edges_of(genes[0]);
-  out.assign(first.begin(), first.end());
-  for (std::size_t i = 1; i < genes.size(); ++i) {
-    const auto list = incidence.edges_of(genes[i]);
-    scratch.resize(out.size() + list.size());
-    const auto end =
-        std::set_union(out.begin(), out.end(), list.begin(), list.end(), scratch.begin());
-    scratch.resize(end - scratch.begin());
-    out.swap(scratch);
+  std::array<std::span<const Offset>, kMaxPairwiseMerge> lists;
+  for (std::size_t i = 0; i < genes.size(); ++i) lists[i] = incidence.edges_of(genes[i]);
+  std::sort(lists.begin(), lists.begin() + genes.size(), [](const auto& x, const auto& y) {
+    return x.size() < y.size();
+  });
+  Offset* in = a.data();
+  Offset* out = b.data();
+  std::size_t size = merge_union(lists[0], lists[1], in);
+  for (std::size_t i = 2; i < genes.size(); ++i) {
+    size = merge_union(std::span<const Offset>(in, size), lists[i], out);
+    std::swap(in, out);
   }
+  return std::span<const Offset>(in, size);
+}
+
+// Per-thread results of the merge tasks: every task's list is appended to its thread's arena.
+struct TaskList {
+  int thread = 0;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+// One edge type as removal_lists sees it.
+struct TypeLists {
+  const Incidence* incidence;
+  Offset num_edges;
+};
+
+// Removal lists of the given types for the batch's distinct genes. One task per (type, sample):
+// its merged list goes to the thread's arena, then, once every count is known, all lists are
+// placed (plus b * E) in their final arrays; one parallel region. Tasks are small (a few thousand
+// ids), so dynamic scheduling balances the hub's samples against the rest.
+std::vector<RemovedEdges> removal_lists(const std::vector<TypeLists>& types,
+                                        const DistinctGenes& distinct,
+                                        Index samples,
+                                        int team) {
+  const int num_types = static_cast<int>(types.size());
+  const Offset tasks = static_cast<Offset>(num_types) * samples;
+  std::vector<TaskList> lists(tasks);
+  std::vector<std::vector<Offset>> arenas(team);
+  std::vector<RemovedEdges> out(num_types);
+#pragma omp parallel num_threads(team)
+  {
+    const int me = omp_get_thread_num();
+    std::vector<Offset>& arena = arenas[me];
+    std::vector<Offset> a, b;
+#pragma omp for schedule(dynamic, 4)
+    for (Offset task = 0; task < tasks; ++task) {
+      const int t = static_cast<int>(task / samples);
+      const Index s = static_cast<Index>(task % samples);
+      const std::span<const Index> genes(distinct.genes.data() + distinct.gptr[s],
+                                         distinct.gptr[s + 1] - distinct.gptr[s]);
+      const std::span<const Offset> list = union_of_incident(*types[t].incidence, genes, a, b);
+      lists[task] = {me, arena.size(), list.size()};
+      arena.insert(arena.end(), list.begin(), list.end());
+    }
+#pragma omp single
+    for (int t = 0; t < num_types; ++t) {
+      RemovedEdges& r = out[t];
+      r.num_edges = types[t].num_edges;
+      r.ptr.assign(static_cast<std::size_t>(samples) + 1, 0);
+      for (Index s = 0; s < samples; ++s) {
+        r.ptr[s + 1] =
+            r.ptr[s] + static_cast<Offset>(lists[static_cast<Offset>(t) * samples + s].size);
+      }
+      r.positions.resize(r.ptr[samples]);
+    }
+#pragma omp for schedule(dynamic, 8)
+    for (Offset task = 0; task < tasks; ++task) {
+      const int t = static_cast<int>(task / samples);
+      const Index s = static_cast<Index>(task % samples);
+      RemovedEdges& r = out[t];
+      const Offset base = static_cast<Offset>(s) * r.num_edges;
+      const TaskList& list = lists[task];
+      const Offset* src = arenas[list.thread].data() + list.offset;
+      Offset* dst = r.positions.data() + r.ptr[s];
+      for (std::size_t i = 0; i < list.size; ++i) dst[i] = base + src[i];
+    }
+  }
+  return out;
 }
 
 Offset checked_batch_nodes(Index num_samples, Index num_nodes, const char* what) {
@@ -177,82 +277,16 @@ Offset EdgeMasker::total_edges() const {
 
 std::vector<RemovedEdges> EdgeMasker::removed_edges(const PerturbationBatch& batch) const {
   validate_perturbations(batch, num_nodes_);
-  const Index samples = batch.num_samples();
-  const int types = num_types();
-  const DistinctGenes distinct = distinct_genes(batch);
-
-  // One task per (type, sample): merge into its own vector, then place all of them once the
-  // counts are known. Tasks are small (a few thousand ids), so dynamic scheduling balances the
-  // hub's samples against the rest.
-  const Offset tasks = static_cast<Offset>(types) * samples;
-  std::vector<std::vector<Offset>> lists(tasks);
-#pragma omp parallel num_threads(threads())
-  {
-    std::vector<Offset> scratch;
-#pragma omp for schedule(dynamic, 4)
-    for (Offset task = 0; task < tasks; ++task) {
-      const int t = static_cast<int>(task / samples);
-      const Index b = static_cast<Index>(task % samples);
-      const std::span<const Index> genes(distinct.genes.data() + distinct.gptr[b],
-                                         distinct.gptr[b + 1] - distinct.gptr[b]);
-      union_of_incident(types_[t].incidence, genes, lists[task], scratch);
-    }
-  }
-
-  std::vector<RemovedEdges> out(types);
-  for (int t = 0; t < types; ++t) {
-    RemovedEdges& r = out[t];
-    r.num_edges = static_cast<Offset>(types_[t].src.size());
-    r.ptr.assign(static_cast<std::size_t>(samples) + 1, 0);
-    for (Index b = 0; b < samples; ++b) {
-      r.ptr[b + 1] =
-          r.ptr[b] + static_cast<Offset>(lists[static_cast<Offset>(t) * samples + b].size());
-    }
-    r.positions.resize(r.ptr[samples]);
-  }
-#pragma omp parallel for num_threads(threads()) schedule(dynamic, 8)
-  for (Offset task = 0; task < tasks; ++task) {
-    const int t = static_cast<int>(task / samples);
-    const Index b = static_cast<Index>(task % samples);
-    RemovedEdges& r = out[t];
-    const Offset base = static_cast<Offset>(b) * r.num_edges;
-    Offset* dst = r.positions.data() + r.ptr[b];
-    for (const Offset e : lists[task]) *dst++ = base + e;
-    std::vector<Offset>().swap(lists[task]);
-  }
-  return out;
+  std::vector<TypeLists> types;
+  for (const Type& t : types_) types.push_back({&t.incidence, static_cast<Offset>(t.src.size())});
+  return removal_lists(types, distinct_genes(batch), batch.num_samples(), threads());
 }
 
 RemovedEdges EdgeMasker::removed_edges(int type, const PerturbationBatch& batch) const {
   const Type& t = type_at(type);
   validate_perturbations(batch, num_nodes_);
-  const Index samples = batch.num_samples();
-  const DistinctGenes distinct = distinct_genes(batch);
-  std::vector<std::vector<Offset>> lists(samples);
-#pragma omp parallel num_threads(threads())
-  {
-    std::vector<Offset> scratch;
-#pragma omp for schedule(dynamic, 4)
-    for (Index b = 0; b < samples; ++b) {
-      const std::span<const Index> genes(distinct.genes.data() + distinct.gptr[b],
-                                         distinct.gptr[b + 1] - distinct.gptr[b]);
-      union_of_incident(t.incidence, genes, lists[b], scratch);
-    }
-  }
-  RemovedEdges r;
-  r.num_edges = static_cast<Offset>(t.src.size());
-  r.ptr.assign(static_cast<std::size_t>(samples) + 1, 0);
-  for (Index b = 0; b < samples; ++b) {
-    r.ptr[b + 1] = r.ptr[b] + static_cast<Offset>(lists[b].size());
-  }
-  r.positions.resize(r.ptr[samples]);
-#pragma omp parallel for num_threads(threads()) schedule(dynamic, 8)
-  for (Index b = 0; b < samples; ++b) {
-    const Offset base = static_cast<Offset>(b) * r.num_edges;
-    Offset* dst = r.positions.data() + r.ptr[b];
-    for (const Offset e : lists[b]) *dst++ = base + e;
-  }
-  return r;
+  const std::vector<TypeLists> types = {{&t.incidence, static_cast<Offset>(t.src.size())}};
+  return std::move(removal_lists(types, distinct_genes(batch), batch.num_samples(), threads())[0]);
 }
 
 void EdgeMasker::keep_mask(int type,

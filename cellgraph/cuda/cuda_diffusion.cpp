@@ -1,0 +1,264 @@
+// gw::CudaHeatDiffusion: the operator upload and the launch sequence around
+// diffusion_kernels.cu. Compiled into every build; without CUDA every entry point throws
+// ErrorCode::kNotCompiled.
+#include "cellgraph/cuda_diffusion.h"
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+#include "core/context.h"
+#include "core/error.h"
+
+#if GW_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cellgraph/cuda/device_util_impl.h"
+#include "cellgraph/cuda/diffusion_kernels.cuh"
+#endif
+
+namespace gw {
+
+#if GW_HAS_CUDA
+
+namespace {
+
+template <typename T>
+void copy_to_device(cuda::Scratch& buffer, const std::vector<T>& host) {
+  buffer.ensure(host.size() * sizeof(T));
+  if (!host.empty()) {
+    GW_CUDA_CHECK(
+        cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+}
+
+}  // namespace
+
+class CudaHeatDiffusion::Impl {
+ public:
+  explicit Impl(int device) : device_(device) {
+    require_backend(Backend::kCuda, device);
+    cuda::DeviceGuard guard(device_);
+    stream_ = std::make_unique<cuda::Stream>();
+  }
+
+  ~Impl() {
+    try {
+      cuda::DeviceGuard guard(device_);
+      stream_.reset();
+    } catch (...) {
+    }
+  }
+
+  void prepare(const HeatDiffusion& op) {
+    cuda::DeviceGuard guard(device_);
+    stream_->synchronize();  // work in flight may still read the previous operator
+    const CsrMatrix<double>& matrix = op.shifted_laplacian();
+    num_graphs_ = op.num_graphs();
+    seq_len_ = op.seq_len();
+    nodes_ = op.num_nodes();
+    nnz_ = op.nnz();
+    weights_ = op.weights();
+    std::vector<Offset> padded_row(nodes_);
+    const std::vector<Offset>& node_offsets = op.node_offsets();
+    for (Index b = 0; b < num_graphs_; ++b) {
+      for (Offset r = node_offsets[b]; r < node_offsets[b + 1]; ++r) {
+        padded_row[r] = static_cast<Offset>(b) * seq_len_ + (r - node_offsets[b]);
+      }
+    }
+    copy_to_device(row_offsets_, matrix.row_offsets);
+    copy_to_device(cols_, matrix.col_indices);
+    copy_to_device(values_f64_, matrix.values);
+    copy_to_device(values_f32_, std::vector<float>(matrix.values.begin(), matrix.values.end()));
+    copy_to_device(padded_row_, padded_row);
+    prepared_ = true;
+  }
+
+  void prepare(const DiffusionGraphs& graphs, Index seq_len, const DiffusionOptions& options) {
+    prepare(HeatDiffusion(graphs, seq_len, options));
+  }
+
+  template <typename T>
+  void apply_async(const T* x, Index channels, T* y) {
+    GW_CHECK(prepared_, "CudaHeatDiffusion::apply: call prepare() first");
+    GW_CHECK(channels >= 1, "CudaHeatDiffusion::apply: channels must be >= 1, got " << channels);
+    const std::size_t elements = static_cast<std::size_t>(num_graphs_) * seq_len_ * channels;
+    if (elements == 0) return;
+    cuda::DeviceGuard guard(device_);
+    cuda::check_device_pointer(x, device_, "CudaHeatDiffusion::apply: x");
+    cuda::check_device_pointer(y, device_, "CudaHeatDiffusion::apply: y");
+    GW_CHECK(x + elements <= y || y + elements <= x,
+             "CudaHeatDiffusion::apply: x and y overlap; give y its own buffer");
+    const std::size_t work = std::max<std::size_t>(1, static_cast<std::size_t>(nodes_) * channels);
+    if (t0_.bytes() < work * sizeof(T) || t1_.bytes() < work * sizeof(T)) {
+      stream_->synchronize();  // growing frees buffers that queued steps may still use
+      t0_.ensure(work * sizeof(T));
+      t1_.ensure(work * sizeof(T));
+    }
+    const cudaStream_t s = stream_->get();
+    const T* values = nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      values = values_f32_.as<float>();
+    } else {
+      values = values_f64_.as<double>();
+    }
+    const Offset* rows = row_offsets_.as<Offset>();
+    const Index* cols = cols_.as<Index>();
+    const Offset* padded = padded_row_.as<Offset>();
+    // Padding rows stay zero; the real rows are overwritten by the unpad step.
+    GW_CUDA_CHECK(cudaMemsetAsync(y, 0, elements * sizeof(T), s));
+    T* prev = t0_.as<T>();
+    T* cur = t1_.as<T>();
+    GW_CUDA_CHECK(
+        cuda::launch_unpad(x, padded, nodes_, channels, static_cast<T>(weights_[0]), prev, y, s));
+    const int order = static_cast<int>(weights_.size()) - 1;
+    if (order >= 1) {
+      GW_CUDA_CHECK(cuda::launch_chebyshev_step(rows,
+                                                cols,
+                                                values,
+                                                padded,
+                                                nodes_,
+                                                channels,
+                                                prev,
+                                                cur,
+                                                true,
+                                                static_cast<T>(weights_[1]),
+                                                y,
+                                                s));
+    }
+    for (int k = 2; k <= order; ++k) {
+      GW_CUDA_CHECK(cuda::launch_chebyshev_step(rows,
+                                                cols,
+                                                values,
+                                                padded,
+                                                nodes_,
+                                                channels,
+                                                cur,
+                                                prev,
+                                                false,
+                                                static_cast<T>(weights_[k]),
+                                                y,
+                                                s));
+      std::swap(prev, cur);
+    }
+  }
+
+  template <typename T>
+  void apply(std::span<const T> x, Index channels, std::span<T> y) {
+    GW_CHECK(prepared_, "CudaHeatDiffusion::apply: call prepare() first");
+    GW_CHECK(channels >= 1, "CudaHeatDiffusion::apply: channels must be >= 1, got " << channels);
+    const std::size_t elements = static_cast<std::size_t>(num_graphs_) * seq_len_ * channels;
+    GW_CHECK(x.size() == elements && y.size() == elements,
+             "CudaHeatDiffusion::apply: x and y hold " << x.size() << " and " << y.size()
+                                                       << " values; [B, S, C] needs " << elements);
+    if (elements == 0) return;
+    cuda::DeviceGuard guard(device_);
+    stream_->synchronize();
+    host_x_.ensure(elements * sizeof(T));
+    host_y_.ensure(elements * sizeof(T));
+    GW_CUDA_CHECK(
+        cudaMemcpy(host_x_.get(), x.data(), elements * sizeof(T), cudaMemcpyHostToDevice));
+    apply_async<T>(host_x_.as<T>(), channels, host_y_.as<T>());
+    stream_->synchronize();
+    GW_CUDA_CHECK(
+        cudaMemcpy(y.data(), host_y_.get(), elements * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+
+  void synchronize() {
+    cuda::DeviceGuard guard(device_);
+    stream_->synchronize();
+  }
+
+  Index num_graphs() const { return num_graphs_; }
+  Index seq_len() const { return seq_len_; }
+  Offset nnz() const { return nnz_; }
+  int device() const { return device_; }
+  void* stream() const { return stream_->get(); }
+
+ private:
+  int device_;
+  std::unique_ptr<cuda::Stream> stream_;
+  bool prepared_ = false;
+  Index num_graphs_ = 0;
+  Index seq_len_ = 0;
+  Index nodes_ = 0;
+  Offset nnz_ = 0;
+  std::vector<double> weights_;
+  cuda::Scratch row_offsets_, cols_, values_f32_, values_f64_, padded_row_;
+  cuda::Scratch t0_, t1_, host_x_, host_y_;
+};
+
+CudaHeatDiffusion::CudaHeatDiffusion(int device) : impl_(std::make_unique<Impl>(device)) {}
+CudaHeatDiffusion::~CudaHeatDiffusion() = default;
+CudaHeatDiffusion::CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept = default;
+CudaHeatDiffusion& CudaHeatDiffusion::operator=(CudaHeatDiffusion&&) noexcept = default;
+
+CudaHeatDiffusion::Impl& CudaHeatDiffusion::impl() const {
+  GW_CHECK(impl_ != nullptr, "CudaHeatDiffusion: use of a moved-from object");
+  return *impl_;
+}
+
+void CudaHeatDiffusion::prepare(const DiffusionGraphs& graphs,
+                                Index seq_len,
+                                const DiffusionOptions& options) {
+  impl().prepare(graphs, seq_len, options);
+}
+void CudaHeatDiffusion::prepare(const HeatDiffusion& op) { impl().prepare(op); }
+Index CudaHeatDiffusion::num_graphs() const { return impl().num_graphs(); }
+Index CudaHeatDiffusion::seq_len() const { return impl().seq_len(); }
+Offset CudaHeatDiffusion::nnz() const { return impl().nnz(); }
+void CudaHeatDiffusion::apply_async(const float* x, Index channels, float* y) {
+  impl().apply_async<float>(x, channels, y);
+}
+void CudaHeatDiffusion::apply_async(const double* x, Index channels, double* y) {
+  impl().apply_async<double>(x, channels, y);
+}
+void CudaHeatDiffusion::apply(std::span<const float> x, Index channels, std::span<float> y) {
+  impl().apply<float>(x, channels, y);
+}
+void CudaHeatDiffusion::apply(std::span<const double> x, Index channels, std::span<double> y) {
+  impl().apply<double>(x, channels, y);
+}
+void CudaHeatDiffusion::synchronize() { impl().synchronize(); }
+int CudaHeatDiffusion::device() const { return impl().device(); }
+void* CudaHeatDiffusion::stream() const { return impl().stream(); }
+
+#else  // !GW_HAS_CUDA
+
+class CudaHeatDiffusion::Impl {};
+
+namespace {
+[[noreturn]] void not_compiled() {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CudaHeatDiffusion: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use gw::HeatDiffusion (CPU)");
+}
+}  // namespace
+
+CudaHeatDiffusion::CudaHeatDiffusion(int) { not_compiled(); }
+CudaHeatDiffusion::~CudaHeatDiffusion() = default;
+CudaHeatDiffusion::CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept = default;
+CudaHeatDiffusion& CudaHeatDiffusion::operator=(CudaHeatDiffusion&&) noexcept = default;
+CudaHeatDiffusion::Impl& CudaHeatDiffusion::impl() const { not_compiled(); }
+void CudaHeatDiffusion::prepare(const DiffusionGraphs&, Index, const DiffusionOptions&) {
+  not_compiled();
+}
+void CudaHeatDiffusion::prepare(const HeatDiffusion&) { not_compiled(); }
+Index CudaHeatDiffusion::num_graphs() const { not_compiled(); }
+Index CudaHeatDiffusion::seq_len() const { not_compiled(); }
+Offset CudaHeatDiffusion::nnz() const { not_compiled(); }
+void CudaHeatDiffusion::apply_async(const float*, Index, float*) { not_compiled(); }
+void CudaHeatDiffusion::apply_async(const double*, Index, double*) { not_compiled(); }
+void CudaHeatDiffusion::apply(std::span<const float>, Index, std::span<float>) { not_compiled(); }
+void CudaHeatDiffusion::apply(std::span<const double>, Index, std::span<double>) { not_compiled(); }
+void CudaHeatDiffusion::synchronize() { not_compiled(); }
+int CudaHeatDiffusion::device() const { not_compiled(); }
+void* CudaHeatDiffusion::stream() const { not_compiled(); }
+
+#endif  // GW_HAS_CUDA
+
+}  // namespace gw

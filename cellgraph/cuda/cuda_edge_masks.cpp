@@ -1,0 +1,463 @@
+// gw::CudaEdgeMasker: device buffers and the launch sequence around edge_masks_kernels.cu.
+// Compiled into every build; without CUDA every entry point throws ErrorCode::kNotCompiled.
+#include "cellgraph/cuda_edge_masks.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/config.h"
+#include "core/context.h"
+#include "core/error.h"
+
+#if GW_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cellgraph/cuda/device_util_impl.h"
+#include "cellgraph/cuda/edge_masks_kernels.cuh"
+#endif
+
+namespace gw {
+
+#if GW_HAS_CUDA
+
+class CudaEdgeMasker::Impl {
+ public:
+  Impl(const EdgeMasker& masker, int device) : device_(device), num_nodes_(masker.num_nodes()) {
+    require_backend(Backend::kCuda, device);
+    cuda::DeviceGuard guard(device_);
+    stream_ = std::make_unique<cuda::Stream>();
+    status_.ensure(sizeof(int));
+    for (int t = 0; t < masker.num_types(); ++t) {
+      const Incidence& incidence = masker.incidence(t);
+      Type type;
+      type.num_edges = masker.num_edges(t);
+      type.max_incident = masker.max_incident(t);
+      // Edge ids fit int32 (EdgeMasker::add_type checks E < 2^31), halving the gathered bytes.
+      std::vector<Index> edges(incidence.edge_ids.begin(), incidence.edge_ids.end());
+      type.offsets.ensure(incidence.offsets.size() * sizeof(Offset));
+      type.edges.ensure(edges.size() * sizeof(Index));
+      GW_CUDA_CHECK(cudaMemcpy(type.offsets.get(),
+                               incidence.offsets.data(),
+                               incidence.offsets.size() * sizeof(Offset),
+                               cudaMemcpyHostToDevice));
+      if (!edges.empty()) {
+        GW_CUDA_CHECK(cudaMemcpy(
+            type.edges.get(), edges.data(), edges.size() * sizeof(Index), cudaMemcpyHostToDevice));
+      }
+      types_.push_back(std::move(type));
+    }
+  }
+
+  ~Impl() {
+    try {
+      cuda::DeviceGuard guard(device_);
+      stream_.reset();  // synchronizes, then destroys the stream before the buffers go
+    } catch (...) {
+    }
+  }
+
+  Index num_nodes() const { return num_nodes_; }
+  int num_types() const { return static_cast<int>(types_.size()); }
+  Offset num_edges(int t) const { return type_at(t).num_edges; }
+  int device() const { return device_; }
+  void* stream() const { return stream_->get(); }
+
+  DeviceBatch upload_batch(const PerturbationBatch& batch) {
+    validate_perturbations(batch, num_nodes_);
+    cuda::DeviceGuard guard(device_);
+    stream_->synchronize();  // earlier work may still read the previous upload
+    Index* ids = upload_ids_.ensure_as<Index>(batch.ids.size());
+    Offset* ptr = upload_ptr_.ensure_as<Offset>(batch.ptr.size());
+    if (!batch.ids.empty()) {
+      GW_CUDA_CHECK(cudaMemcpy(
+          ids, batch.ids.data(), batch.ids.size() * sizeof(Index), cudaMemcpyHostToDevice));
+    }
+    GW_CUDA_CHECK(cudaMemcpy(
+        ptr, batch.ptr.data(), batch.ptr.size() * sizeof(Offset), cudaMemcpyHostToDevice));
+    return {ids, static_cast<Index>(batch.ids.size()), ptr, batch.num_samples()};
+  }
+
+  void removed_edges_async(const DeviceBatch& batch) {
+    cuda::DeviceGuard guard(device_);
+    check_batch(batch);
+    reserve(batch.num_ids, batch.num_samples, /*removal=*/true);
+    begin_batch(batch);
+    const cudaStream_t s = stream_->get();
+    const Index samples = batch.num_samples;
+    Offset* counts = counts_.as<Offset>();
+    Offset* coff = coff_.as<Offset>();
+    Offset* seg = seg_.as<Offset>();
+    Index* cand = cand_.as<Index>();
+    Index* sorted = sorted_.as<Index>();
+    Index* cand_sample = cand_sample_.as<Index>();
+    Offset* flags = flags_.as<Offset>();
+    Offset* rank = rank_.as<Offset>();
+    for (Type& type : types_) {
+      const Offset capacity = static_cast<Offset>(batch.num_ids) * type.max_incident;
+      type.capacity = capacity;
+      type.samples = samples;
+      std::size_t bytes = temp_.bytes();
+      GW_CUDA_CHECK(cuda::launch_candidate_counts(batch.ids,
+                                                  batch.num_ids,
+                                                  sptr_,
+                                                  samples,
+                                                  type.offsets.as<Offset>(),
+                                                  num_nodes_,
+                                                  counts,
+                                                  status_.as<int>(),
+                                                  s));
+      GW_CUDA_CHECK(cuda::exclusive_sum(temp_.get(), bytes, counts, coff, batch.num_ids + 1, s));
+      GW_CUDA_CHECK(cuda::launch_segment_offsets(coff, sptr_, samples, seg, s));
+      const bool any = capacity > 0 && samples > 0;
+      if (any) {
+        GW_CUDA_CHECK(cuda::launch_gather_candidates(batch.ids,
+                                                     batch.num_ids,
+                                                     sptr_,
+                                                     samples,
+                                                     type.offsets.as<Offset>(),
+                                                     type.edges.as<Index>(),
+                                                     coff,
+                                                     cand,
+                                                     cand_sample,
+                                                     s));
+        bytes = temp_.bytes();
+        GW_CUDA_CHECK(
+            cuda::segmented_sort(temp_.get(), bytes, cand, sorted, capacity, samples, seg, s));
+        GW_CUDA_CHECK(
+            cuda::launch_first_flags(sorted, cand_sample, seg, samples, capacity, flags, s));
+        bytes = temp_.bytes();
+        GW_CUDA_CHECK(cuda::inclusive_sum(temp_.get(), bytes, flags, rank, capacity, s));
+      }
+      // With no candidates every seg[b] is 0, so only ptr (all zero) is written.
+      GW_CUDA_CHECK(cuda::launch_scatter_removed(sorted,
+                                                 cand_sample,
+                                                 flags,
+                                                 rank,
+                                                 seg,
+                                                 samples,
+                                                 any ? capacity : 0,
+                                                 type.num_edges,
+                                                 type.positions.as<Offset>(),
+                                                 type.ptr.as<Offset>(),
+                                                 s));
+    }
+    has_removed_ = true;
+  }
+
+  DeviceRemovedEdges device_removed(int t) const {
+    const Type& type = type_at(t);
+    GW_CHECK(has_removed_, "CudaEdgeMasker::device_removed: call removed_edges_async first");
+    return {type.positions.as<Offset>(),
+            type.ptr.as<Offset>(),
+            type.capacity,
+            type.samples,
+            type.num_edges};
+  }
+
+  void keep_mask_async(int t, const DeviceBatch& batch, std::uint8_t* keep) {
+    const Type& type = type_at(t);
+    cuda::DeviceGuard guard(device_);
+    cuda::check_device_pointer(keep, device_, "CudaEdgeMasker::keep_mask_async: keep");
+    check_batch(batch);
+    reserve(batch.num_ids, batch.num_samples, /*removal=*/false);
+    begin_batch(batch);
+    const cudaStream_t s = stream_->get();
+    const Offset bytes = static_cast<Offset>(batch.num_samples) * type.num_edges;
+    if (bytes > 0) {
+      GW_CUDA_CHECK(cudaMemsetAsync(keep, 1, static_cast<std::size_t>(bytes), s));
+    }
+    GW_CUDA_CHECK(cuda::launch_clear_mask(batch.ids,
+                                          batch.num_ids,
+                                          sptr_,
+                                          batch.num_samples,
+                                          type.offsets.as<Offset>(),
+                                          type.edges.as<Index>(),
+                                          num_nodes_,
+                                          type.num_edges,
+                                          keep,
+                                          status_.as<int>(),
+                                          s));
+  }
+
+  void synchronize() {
+    cuda::DeviceGuard guard(device_);
+    stream_->synchronize();
+  }
+
+  void check() {
+    synchronize();
+    int status = 0;
+    GW_CUDA_CHECK(cudaMemcpy(&status, status_.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    if (status == 0) return;
+    // Name the problem exactly as the CPU version does, from a host copy of the batch.
+    std::vector<Index> ids(last_.num_ids);
+    std::vector<Offset> ptr(static_cast<std::size_t>(last_.num_samples) + 1);
+    if (!ids.empty()) {
+      GW_CUDA_CHECK(
+          cudaMemcpy(ids.data(), last_.ids, ids.size() * sizeof(Index), cudaMemcpyDeviceToHost));
+    }
+    GW_CUDA_CHECK(
+        cudaMemcpy(ptr.data(), last_.ptr, ptr.size() * sizeof(Offset), cudaMemcpyDeviceToHost));
+    validate_perturbations(PerturbationBatch{ids, ptr}, num_nodes_, "device perturbation batch");
+    GW_THROW(ErrorCode::kBadData,
+             "device perturbation batch: the device reported an invalid batch (status "
+                 << status << ") that its host copy no longer shows; keep the batch unchanged "
+                 << "until check()");
+  }
+
+  std::vector<RemovedEdges> download_removed() {
+    check();
+    GW_CHECK(has_removed_, "CudaEdgeMasker::download_removed: call removed_edges_async first");
+    std::vector<RemovedEdges> out;
+    for (const Type& type : types_) {
+      RemovedEdges r;
+      r.num_edges = type.num_edges;
+      r.ptr.resize(static_cast<std::size_t>(type.samples) + 1);
+      GW_CUDA_CHECK(cudaMemcpy(
+          r.ptr.data(), type.ptr.get(), r.ptr.size() * sizeof(Offset), cudaMemcpyDeviceToHost));
+      GW_CHECK_CODE(r.ptr.back() >= 0 && r.ptr.back() <= type.capacity,
+                    ErrorCode::kInternal,
+                    "CudaEdgeMasker: removal list of " << r.ptr.back() << " entries exceeds its "
+                                                       << "bound " << type.capacity);
+      r.positions.resize(r.ptr.back());
+      if (!r.positions.empty()) {
+        GW_CUDA_CHECK(cudaMemcpy(r.positions.data(),
+                                 type.positions.get(),
+                                 r.positions.size() * sizeof(Offset),
+                                 cudaMemcpyDeviceToHost));
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  std::vector<RemovedEdges> removed_edges(const PerturbationBatch& batch) {
+    const DeviceBatch device_batch = upload_batch(batch);
+    removed_edges_async(device_batch);
+    return download_removed();
+  }
+
+  std::vector<std::uint8_t> keep_mask(int t, const PerturbationBatch& batch) {
+    const Offset bytes = static_cast<Offset>(batch.num_samples()) * num_edges(t);
+    const DeviceBatch device_batch = upload_batch(batch);
+    cuda::DeviceGuard guard(device_);
+    std::uint8_t* keep = keep_.ensure_as<std::uint8_t>(static_cast<std::size_t>(bytes));
+    keep_mask_async(t, device_batch, keep);
+    check();
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(bytes));
+    if (bytes > 0) {
+      GW_CUDA_CHECK(cudaMemcpy(out.data(), keep, out.size(), cudaMemcpyDeviceToHost));
+    }
+    return out;
+  }
+
+  double time_fill(std::uint8_t* buffer, Offset bytes, int reps) {
+    GW_CHECK(reps >= 1, "CudaEdgeMasker::time_fill: reps must be >= 1, got " << reps);
+    cuda::DeviceGuard guard(device_);
+    cuda::check_device_pointer(buffer, device_, "CudaEdgeMasker::time_fill: buffer");
+    cudaEvent_t start = nullptr, stop = nullptr;
+    GW_CUDA_CHECK(cudaEventCreate(&start));
+    GW_CUDA_CHECK(cudaEventCreate(&stop));
+    const cudaStream_t s = stream_->get();
+    float best_ms = 1e30f;
+    for (int rep = 0; rep <= reps; ++rep) {  // the first pass warms up
+      GW_CUDA_CHECK(cudaEventRecord(start, s));
+      GW_CUDA_CHECK(cudaMemsetAsync(buffer, rep & 1, static_cast<std::size_t>(bytes), s));
+      GW_CUDA_CHECK(cudaEventRecord(stop, s));
+      GW_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0.0f;
+      GW_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      if (rep > 0) best_ms = std::min(best_ms, ms);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return best_ms * 1e-3;
+  }
+
+ private:
+  struct Type {
+    Offset num_edges = 0;
+    Offset max_incident = 0;
+    cuda::Scratch offsets;  // Offset [n + 1]
+    cuda::Scratch edges;    // Index [sum of degrees]
+    cuda::Scratch positions;
+    cuda::Scratch ptr;
+    Offset capacity = 0;
+    Index samples = 0;
+  };
+
+  const Type& type_at(int t) const {
+    GW_CHECK(t >= 0 && t < num_types(),
+             "CudaEdgeMasker: edge type " << t << " outside [0, " << num_types() << ")");
+    return types_[t];
+  }
+
+  void check_batch(const DeviceBatch& batch) const {
+    GW_CHECK(batch.num_ids >= 0 && batch.num_samples >= 0,
+             "CudaEdgeMasker: a device batch needs num_ids >= 0 and num_samples >= 0, got "
+                 << batch.num_ids << " and " << batch.num_samples);
+    GW_CHECK(batch.ptr != nullptr, "CudaEdgeMasker: the device batch has no ptr (B + 1 entries)");
+    GW_CHECK(batch.num_ids == 0 || batch.ids != nullptr,
+             "CudaEdgeMasker: the device batch has " << batch.num_ids << " ids but no id array");
+    cuda::check_device_pointer(batch.ids, device_, "CudaEdgeMasker: batch ids");
+    cuda::check_device_pointer(batch.ptr, device_, "CudaEdgeMasker: batch ptr");
+  }
+
+  // Sizes every buffer a batch of this shape needs. Growing frees buffers that work still in
+  // flight may use, so a batch larger than all before it waits for the stream once; batches within
+  // the sizes seen so far never allocate or wait.
+  void reserve(Index num_ids, Index samples, bool removal) {
+    const std::size_t ids1 = static_cast<std::size_t>(num_ids) + 1;
+    const std::size_t segs = static_cast<std::size_t>(samples) + 1;
+    std::vector<std::pair<cuda::Scratch*, std::size_t>> needs = {
+        {&status_, sizeof(int)}, {&sptr_buffer_, segs * sizeof(Offset)}};
+    if (removal) {
+      Offset max_capacity = 0;
+      std::size_t temp = 0, bytes = 0;
+      GW_CUDA_CHECK(cuda::exclusive_sum(nullptr, bytes, nullptr, nullptr, num_ids + 1, nullptr));
+      temp = std::max(temp, bytes);
+      for (Type& type : types_) {
+        const Offset capacity = static_cast<Offset>(num_ids) * type.max_incident;
+        max_capacity = std::max(max_capacity, capacity);
+        needs.push_back({&type.positions, static_cast<std::size_t>(capacity) * sizeof(Offset)});
+        needs.push_back({&type.ptr, segs * sizeof(Offset)});
+        if (capacity > 0 && samples > 0) {
+          bytes = 0;
+          GW_CUDA_CHECK(cuda::segmented_sort(
+              nullptr, bytes, nullptr, nullptr, capacity, samples, nullptr, nullptr));
+          temp = std::max(temp, bytes);
+          bytes = 0;
+          GW_CUDA_CHECK(cuda::inclusive_sum(nullptr, bytes, nullptr, nullptr, capacity, nullptr));
+          temp = std::max(temp, bytes);
+        }
+      }
+      const std::size_t cap = static_cast<std::size_t>(max_capacity);
+      needs.insert(needs.end(),
+                   {{&counts_, ids1 * sizeof(Offset)},
+                    {&coff_, ids1 * sizeof(Offset)},
+                    {&seg_, segs * sizeof(Offset)},
+                    {&cand_, cap * sizeof(Index)},
+                    {&sorted_, cap * sizeof(Index)},
+                    {&cand_sample_, cap * sizeof(Index)},
+                    {&flags_, cap * sizeof(Offset)},
+                    {&rank_, cap * sizeof(Offset)},
+                    {&temp_, temp}});
+    }
+    bool grow = false;
+    for (const auto& [buffer, bytes] : needs)
+      grow = grow || buffer->bytes() < std::max<std::size_t>(bytes, 1);
+    if (!grow) return;
+    stream_->synchronize();
+    for (const auto& [buffer, bytes] : needs) buffer->ensure(bytes);
+  }
+
+  // Common start of a batch call: status reset and the sanitized ptr.
+  void begin_batch(const DeviceBatch& batch) {
+    const cudaStream_t s = stream_->get();
+    sptr_ = sptr_buffer_.as<Offset>();
+    GW_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, sizeof(int), s));
+    GW_CUDA_CHECK(cuda::launch_sanitize_ptr(
+        batch.ptr, batch.num_samples, batch.num_ids, sptr_, status_.as<int>(), s));
+    last_ = batch;
+  }
+
+  int device_;
+  Index num_nodes_;
+  std::unique_ptr<cuda::Stream> stream_;
+  std::vector<Type> types_;
+  cuda::Scratch status_;
+  cuda::Scratch upload_ids_, upload_ptr_, keep_;
+  cuda::Scratch sptr_buffer_, counts_, coff_, seg_, cand_, sorted_, cand_sample_, flags_, rank_;
+  cuda::Scratch temp_;
+  Offset* sptr_ = nullptr;
+  DeviceBatch last_;
+  bool has_removed_ = false;
+};
+
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, int device)
+    : impl_(std::make_unique<Impl>(masker, device)) {}
+
+CudaEdgeMasker::~CudaEdgeMasker() = default;
+CudaEdgeMasker::CudaEdgeMasker(CudaEdgeMasker&&) noexcept = default;
+CudaEdgeMasker& CudaEdgeMasker::operator=(CudaEdgeMasker&&) noexcept = default;
+
+CudaEdgeMasker::Impl& CudaEdgeMasker::impl() const {
+  GW_CHECK(impl_ != nullptr, "CudaEdgeMasker: use of a moved-from object");
+  return *impl_;
+}
+
+Index CudaEdgeMasker::num_nodes() const { return impl().num_nodes(); }
+int CudaEdgeMasker::num_types() const { return impl().num_types(); }
+Offset CudaEdgeMasker::num_edges(int type) const { return impl().num_edges(type); }
+DeviceBatch CudaEdgeMasker::upload_batch(const PerturbationBatch& batch) {
+  return impl().upload_batch(batch);
+}
+void CudaEdgeMasker::removed_edges_async(const DeviceBatch& batch) {
+  impl().removed_edges_async(batch);
+}
+DeviceRemovedEdges CudaEdgeMasker::device_removed(int type) const {
+  return impl().device_removed(type);
+}
+void CudaEdgeMasker::keep_mask_async(int type, const DeviceBatch& batch, std::uint8_t* keep) {
+  impl().keep_mask_async(type, batch, keep);
+}
+void CudaEdgeMasker::synchronize() { impl().synchronize(); }
+void CudaEdgeMasker::check() { impl().check(); }
+std::vector<RemovedEdges> CudaEdgeMasker::download_removed() { return impl().download_removed(); }
+std::vector<RemovedEdges> CudaEdgeMasker::removed_edges(const PerturbationBatch& batch) {
+  return impl().removed_edges(batch);
+}
+std::vector<std::uint8_t> CudaEdgeMasker::keep_mask(int type, const PerturbationBatch& batch) {
+  return impl().keep_mask(type, batch);
+}
+double CudaEdgeMasker::time_fill(std::uint8_t* buffer, Offset bytes, int reps) {
+  return impl().time_fill(buffer, bytes, reps);
+}
+int CudaEdgeMasker::device() const { return impl().device(); }
+void* CudaEdgeMasker::stream() const { return impl().stream(); }
+
+#else  // !GW_HAS_CUDA
+
+class CudaEdgeMasker::Impl {};
+
+namespace {
+[[noreturn]] void not_compiled() {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CudaEdgeMasker: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use gw::EdgeMasker (CPU)");
+}
+}  // namespace
+
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, int device) {
+  (void)masker;
+  (void)device;
+  not_compiled();
+}
+
+CudaEdgeMasker::~CudaEdgeMasker() = default;
+CudaEdgeMasker::CudaEdgeMasker(CudaEdgeMasker&&) noexcept = default;
+CudaEdgeMasker& CudaEdgeMasker::operator=(CudaEdgeMasker&&) noexcept = default;
+CudaEdgeMasker::Impl& CudaEdgeMasker::impl() const { not_compiled(); }
+Index CudaEdgeMasker::num_nodes() const { not_compiled(); }
+int CudaEdgeMasker::num_types() const { not_compiled(); }
+Offset CudaEdgeMasker::num_edges(int) const { not_compiled(); }
+DeviceBatch CudaEdgeMasker::upload_batch(const PerturbationBatch&) { not_compiled(); }
+void CudaEdgeMasker::removed_edges_async(const DeviceBatch&) { not_compiled(); }
+DeviceRemovedEdges CudaEdgeMasker::device_removed(int) const { not_compiled(); }
+void CudaEdgeMasker::keep_mask_async(int, const DeviceBatch&, std::uint8_t*) { not_compiled(); }
+void CudaEdgeMasker::synchronize() { not_compiled(); }
+void CudaEdgeMasker::check() { not_compiled(); }
+std::vector<RemovedEdges> CudaEdgeMasker::download_removed() { not_compiled(); }
+std::vector<RemovedEdges> CudaEdgeMasker::removed_edges(const PerturbationBatch&) {
+  not_compiled();
+}
+std::vector<std::uint8_t> CudaEdgeMasker::keep_mask(int, const PerturbationBatch&) {
+  not_compiled();
+}
+double CudaEdgeMasker::time_fill(std::uint8_t*, Offset, int) { not_compiled(); }
+int CudaEdgeMasker::device() const { not_compiled(); }
+void* CudaEdgeMasker::stream() const { not_compiled(); }
+
+#endif  // GW_HAS_CUDA
+
+}  // namespace gw

@@ -1,0 +1,94 @@
+// gw::DeviceArray (cellgraph/device_array.h). Compiled into every build; without CUDA the
+// constructors throw ErrorCode::kNotCompiled.
+#include "cellgraph/device_array.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "core/config.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "core/types.h"
+
+#if GW_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cellgraph/cuda/device_util_impl.h"
+#endif
+
+namespace gw {
+
+template <typename T>
+DeviceArray<T>::DeviceArray(std::size_t count, int device) : size_(count), device_(device) {
+#if GW_HAS_CUDA
+  require_backend(Backend::kCuda, device);
+  if (count == 0) return;
+  cuda::DeviceGuard guard(device);
+  void* pointer = nullptr;
+  GW_CUDA_CHECK(cudaMalloc(&pointer, count * sizeof(T)));
+  data_ = static_cast<T*>(pointer);
+#else
+  GW_THROW(ErrorCode::kNotCompiled,
+           "DeviceArray: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON");
+#endif
+}
+
+template <typename T>
+DeviceArray<T>::DeviceArray(std::span<const T> host, int device)
+    : DeviceArray(host.size(), device) {
+  upload(host);
+}
+
+template <typename T>
+DeviceArray<T>::~DeviceArray() {
+#if GW_HAS_CUDA
+  if (data_ != nullptr) cudaFree(data_);  // no throw from a destructor
+#endif
+}
+
+template <typename T>
+DeviceArray<T>::DeviceArray(DeviceArray&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      device_(other.device_) {}
+
+template <typename T>
+DeviceArray<T>& DeviceArray<T>::operator=(DeviceArray&& other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(size_, other.size_);
+  std::swap(device_, other.device_);
+  return *this;
+}
+
+template <typename T>
+void DeviceArray<T>::upload(std::span<const T> host) {
+  GW_CHECK(host.size() <= size_,
+           "DeviceArray::upload: " << host.size() << " elements into an array of " << size_);
+#if GW_HAS_CUDA
+  if (host.empty()) return;
+  cuda::DeviceGuard guard(device_);
+  GW_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+#endif
+}
+
+template <typename T>
+std::vector<T> DeviceArray<T>::download(std::size_t count) const {
+  GW_CHECK(count <= size_,
+           "DeviceArray::download: " << count << " elements from an array of " << size_);
+  std::vector<T> host(count);
+#if GW_HAS_CUDA
+  if (count == 0) return host;
+  cuda::DeviceGuard guard(device_);
+  GW_CUDA_CHECK(cudaMemcpy(host.data(), data_, count * sizeof(T), cudaMemcpyDeviceToHost));
+#endif
+  return host;
+}
+
+template class DeviceArray<float>;
+template class DeviceArray<double>;
+template class DeviceArray<Index>;
+template class DeviceArray<Offset>;
+template class DeviceArray<std::uint8_t>;
+
+}  // namespace gw

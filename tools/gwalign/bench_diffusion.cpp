@@ -1,0 +1,248 @@
+// `gwalign bench diffusion`: batched Chebyshev heat diffusion (cellgraph/diffusion.h) of a padded
+// [B, S, C] signal over B random graphs (n_b in [3S/4, S], ~--edges-per-node stored edges per node
+// after symmetrization), against the per-graph loop (the same library call once per graph, as a
+// pipeline without batching would do) in the same run.
+//   batched_seconds   one call for the batch: operator build + K SpMMs (also split into
+//                     build_seconds and apply_seconds)
+//   loop_seconds      B calls, one graph each
+//   floor_seconds     max(flop floor, byte floor): the flop floor is K SpMMs of nnz x C
+//                     multiply-adds at the FMA peak measured in this process (a register-only FMA
+//                     loop with the same threads); the byte floor reads X and the operator once and
+//                     writes Y once at the measured read bandwidth.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "cellgraph/cuda_diffusion.h"
+#include "cellgraph/device_array.h"
+#include "cellgraph/diffusion.h"
+#include "cellgraph/workloads.h"
+#include "command.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/timer.h"
+
+namespace gw::cli {
+namespace {
+
+// Peak multiply-add rate (flops/s, 2 per FMA) of `threads` threads on T: 128 independent chains
+// per thread (eight 512-bit registers of floats), enough to cover the FMA latency on two ports.
+template <typename T>
+double measure_fma_peak(int threads) {
+  constexpr int kLanes = 128;
+  constexpr std::int64_t kIterations = std::int64_t{1} << 21;
+  double best = 0.0;
+  volatile T keep = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    Stopwatch watch;
+    T sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    {
+      T acc[kLanes];
+      for (int i = 0; i < kLanes; ++i) acc[i] = T(1) + T(i) * T(1e-3);
+      const T a = T(0.999999);
+      const T b = T(1e-7);
+      for (std::int64_t it = 0; it < kIterations; ++it) {
+#pragma omp simd
+        for (int i = 0; i < kLanes; ++i) acc[i] = std::fma(acc[i], a, b);
+      }
+      for (int i = 0; i < kLanes; ++i) sink += acc[i];
+    }
+    keep = keep + sink;
+    const double flops = 2.0 * kLanes * static_cast<double>(kIterations) * threads;
+    best = std::max(best, flops / watch.seconds());
+  }
+  return best;
+}
+
+// Graph b of a batch as a batch of one.
+struct OneGraph {
+  std::vector<Offset> ptr;
+  DiffusionGraphs view;
+};
+OneGraph one_graph(const DiffusionGraphSet& set, Index b) {
+  OneGraph g;
+  const Offset e0 = set.edge_ptr[b];
+  const Offset m = set.edge_ptr[b + 1] - e0;
+  g.ptr = {0, m};
+  g.view = {std::span<const Index>(set.num_nodes).subspan(b, 1),
+            g.ptr,
+            std::span<const Index>(set.src).subspan(e0, m),
+            std::span<const Index>(set.dst).subspan(e0, m),
+            {}};
+  return g;
+}
+
+template <typename T>
+void run(const cxxopts::ParseResult& args, BenchReport& report) {
+  const Index batch = args["batch"].as<Index>();
+  const Index seq = args["seq"].as<Index>();
+  const Index channels = args["channels"].as<Index>();
+  const int reps = args["reps"].as<int>();
+  const std::uint64_t seed = args["seed"].as<std::uint64_t>();
+  const std::string backend_name = args["backend"].as<std::string>();
+  const auto backend = backend_from_string(backend_name);
+  GW_CHECK(backend.has_value(), "--backend must be cpu or cuda, got '" << backend_name << "'");
+  GW_CHECK(batch >= 1 && seq >= 2 && channels >= 1,
+           "--batch, --seq and --channels must be >= 1, 2, 1");
+  ScopedThreads threads(args["threads"].as<int>());
+
+  Rng rng(seed);
+  const DiffusionGraphSet set =
+      random_diffusion_graphs(rng, batch, seq, args["edges-per-node"].as<double>());
+  std::vector<T> x(static_cast<std::size_t>(batch) * seq * channels, T(0));
+  for (Index b = 0; b < batch; ++b) {
+    for (Index i = 0; i < set.num_nodes[b]; ++i) {
+      for (Index c = 0; c < channels; ++c) {
+        x[(static_cast<std::size_t>(b) * seq + i) * channels + c] =
+            static_cast<T>(2.0 * rng.uniform() - 1.0);
+      }
+    }
+  }
+  std::vector<T> y(x.size());
+  DiffusionOptions options;
+  options.order = args["order"].as<int>();
+  options.beta = args["beta"].as<double>();
+  options.symmetrize = true;
+  options.threads = threads.count();
+  const bool loop = !args.count("no-loop");
+
+  const HeatDiffusion op(set.view(), seq, options);
+  TimingStats batched, build, apply, per_graph;
+  if (*backend == Backend::kCpu) {
+    build = time_repeated(reps, [&] { HeatDiffusion built(set.view(), seq, options); });
+    apply =
+        time_repeated(reps, [&] { op.apply(std::span<const T>(x), channels, std::span<T>(y)); });
+    batched = time_repeated(reps, [&] {
+      diffuse_batch(set.view(), std::span<const T>(x), seq, channels, std::span<T>(y), options);
+    });
+    if (loop) {
+      const std::size_t rows = static_cast<std::size_t>(seq) * channels;
+      per_graph = time_repeated(reps, [&] {
+        for (Index b = 0; b < batch; ++b) {
+          const OneGraph g = one_graph(set, b);
+          diffuse_batch(g.view,
+                        std::span<const T>(x).subspan(b * rows, rows),
+                        seq,
+                        channels,
+                        std::span<T>(y).subspan(b * rows, rows),
+                        options);
+        }
+      });
+    }
+  } else {
+    CudaHeatDiffusion cuda(args["device"].as<int>());
+    DeviceArray<T> dx(std::span<const T>(x), cuda.device());
+    DeviceArray<T> dy(y.size(), cuda.device());
+    build = time_repeated(reps, [&] { cuda.prepare(set.view(), seq, options); });
+    apply = time_repeated(reps, [&] {
+      cuda.apply_async(dx.data(), channels, dy.data());
+      cuda.synchronize();
+    });
+    batched = time_repeated(reps, [&] {
+      cuda.prepare(set.view(), seq, options);
+      cuda.apply_async(dx.data(), channels, dy.data());
+      cuda.synchronize();
+    });
+    if (loop) {
+      const std::size_t rows = static_cast<std::size_t>(seq) * channels;
+      per_graph = time_repeated(reps, [&] {
+        for (Index b = 0; b < batch; ++b) {
+          const OneGraph g = one_graph(set, b);
+          cuda.prepare(g.view, seq, options);
+          cuda.apply_async(dx.data() + b * rows, channels, dy.data() + b * rows);
+        }
+        cuda.synchronize();
+      });
+    }
+  }
+
+  const Offset nnz = op.nnz();
+  const Index nodes = op.num_nodes();
+  const double macs = static_cast<double>(options.order) * static_cast<double>(nnz) * channels;
+  const double bytes = static_cast<double>(sizeof(T)) * nodes * channels +        // read X
+                       static_cast<double>(sizeof(T)) * batch * seq * channels +  // write Y
+                       static_cast<double>(nnz) * (sizeof(Index) + sizeof(T)) +
+                       static_cast<double>(nodes) * sizeof(Offset);  // operator once
+  report.set("backend", backend_name).set("precision", sizeof(T) == 4 ? "f32" : "f64");
+  report.set("batch", std::int64_t{batch}).set("seq", std::int64_t{seq});
+  report.set("channels", std::int64_t{channels}).set("order", options.order);
+  report.set("beta", options.beta).set("nodes", std::int64_t{nodes}).set("nnz", nnz);
+  report.set_timing("batched_", batched);
+  report.set_timing("build_", build);
+  report.set_timing("apply_", apply);
+  if (loop) {
+    report.set_timing("loop_", per_graph);
+    report.set("loop_speedup", per_graph.median / batched.median);
+  }
+  report.set("multiply_adds", macs);
+  if (*backend == Backend::kCpu) {
+    const double peak = measure_fma_peak<T>(threads.count());
+    const double bandwidth = measure_read_bandwidth(std::size_t{256} << 20, threads.count());
+    const double flop_floor = 2.0 * macs / peak;
+    const double byte_floor = bytes / bandwidth;
+    report.set("fma_peak_gflops", peak / 1e9).set("read_bandwidth_gbs", bandwidth / 1e9);
+    report.set("flop_floor_seconds", flop_floor).set("byte_floor_seconds", byte_floor);
+    report.set("floor_seconds", std::max(flop_floor, byte_floor));
+    report.set("floor_kind", flop_floor >= byte_floor ? "flops" : "bytes");
+    report.set("ratio_to_floor", batched.median / std::max(flop_floor, byte_floor));
+    report.set("apply_ratio_to_floor", apply.median / std::max(flop_floor, byte_floor));
+    report.set("threads", threads.count());
+  } else {
+    report.set("apply_gflops", 2.0 * macs / apply.median / 1e9);
+  }
+  report.set("seconds", batched.median);
+}
+
+int run_bench_diffusion(int argc, char** argv) {
+  cxxopts::Options options(argv[0],
+                           "Time batched Chebyshev heat diffusion against the per-graph loop.\n"
+                           "Example: gwalign bench diffusion --batch 64 --seq 512 --channels 64 "
+                           "--json");
+  // clang-format off
+  options.add_options()
+      ("batch", "graphs per batch (B)", cxxopts::value<Index>()->default_value("64"))
+      ("seq", "padded nodes per graph (S)", cxxopts::value<Index>()->default_value("512"))
+      ("channels", "channels per node (C = H * D)", cxxopts::value<Index>()->default_value("64"))
+      ("order", "Chebyshev order K", cxxopts::value<int>()->default_value("64"))
+      ("beta", "diffusion time", cxxopts::value<double>()->default_value("0.1"))
+      ("edges-per-node", "stored edges per node after symmetrization",
+       cxxopts::value<double>()->default_value("5"))
+      ("precision", "f32 | f64", cxxopts::value<std::string>()->default_value("f32"))
+      ("no-loop", "skip the per-graph loop")
+      ("backend", "cpu | cuda", cxxopts::value<std::string>()->default_value("cpu"))
+      ("device", "CUDA device with --backend cuda", cxxopts::value<int>()->default_value("0"));
+  // clang-format on
+  add_common_bench_options(options, 5);
+  const auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return 0;
+  }
+  const std::string precision = args["precision"].as<std::string>();
+  const auto parsed = precision_from_string(precision);
+  GW_CHECK(parsed.has_value(), "--precision must be f32 or f64, got '" << precision << "'");
+  BenchReport report("diffusion");
+  if (*parsed == Precision::kF32) {
+    run<float>(args, report);
+  } else {
+    run<double>(args, report);
+  }
+  report.print(std::cout, args.count("json") > 0);
+  return 0;
+}
+
+}  // namespace
+
+GW_CLI_BENCH("diffusion",
+             "batched Chebyshev heat diffusion vs the per-graph loop (CPU/CUDA)",
+             run_bench_diffusion);
+
+}  // namespace gw::cli
