@@ -477,8 +477,6 @@ CudaSinkhorn::CudaSinkhorn(int device) : impl_(std::make_unique<Impl>(device)) {
 
 #else  // !GW_HAS_CUDA
 
-class CudaSinkhorn::Impl {};
-
 namespace {
 [[noreturn]] void not_compiled() {
   GW_THROW(ErrorCode::kNotCompiled,
@@ -486,6 +484,26 @@ namespace {
            "-DGWALIGN_ENABLE_CUDA=ON or use gw::sinkhorn (CPU)");
 }
 }  // namespace
+
+// Never constructed (the constructor throws); it gives the forwarding methods below something to
+// call in a build without CUDA.
+class CudaSinkhorn::Impl {
+ public:
+  void reserve(Index, Index, bool, Precision) { not_compiled(); }
+  void upload_cost(const CostView&) { not_compiled(); }
+  void use_device_cost(const CostView&) { not_compiled(); }
+  Index rows() const { not_compiled(); }
+  Index cols() const { not_compiled(); }
+  void set_marginals(std::span<const double>, std::span<const double>) { not_compiled(); }
+  void set_potentials(std::span<const double>, std::span<const double>) { not_compiled(); }
+  void reset_potentials() { not_compiled(); }
+  SinkhornResult solve(double, const SinkhornOptions&) { not_compiled(); }
+  void download_potentials(std::span<double>, std::span<double>) const { not_compiled(); }
+  void plan_to_device(double, const PlanView&, Precision) { not_compiled(); }
+  void plan_to_host(double, const PlanView&, Precision) { not_compiled(); }
+  double time_cost_read(int) { not_compiled(); }
+  int device() const { not_compiled(); }
+};
 
 CudaSinkhorn::CudaSinkhorn(int device) {
   (void)device;
