@@ -5,13 +5,16 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 #include "core/context.h"
 #include "core/error.h"
@@ -27,6 +30,9 @@ namespace gw {
 namespace {
 
 constexpr double kMaxBesselArgument = 700.0;
+
+// Bytes per row of a tile buffer in apply(): four 64-byte vectors (64 float / 32 double channels).
+constexpr Offset kRowBytes = 256;
 
 void check_bessel_arguments(int k, double x) {
   GW_CHECK(k >= 0, "bessel_i: order k must be >= 0, got " << k);
@@ -165,12 +171,9 @@ void check_options(const DiffusionOptions& options) {
   resolve_threads(options.threads);
 }
 
-// The B graphs as one edge list over the concatenated node ids (graph b's node i becomes
-// node_offsets[b] + i), after checking every size and endpoint.
-EdgeList offset_edges(const DiffusionGraphs& graphs,
-                      Index seq_len,
-                      std::vector<Offset>& node_offsets,
-                      int threads) {
+// Checks every size, endpoint and weight of the batch and sets node_offsets (B + 1 cumulative
+// node counts: graph b's node i is batch row node_offsets[b] + i).
+void check_graphs(const DiffusionGraphs& graphs, Index seq_len, std::vector<Offset>& node_offsets) {
   const Index batch = graphs.num_graphs();
   GW_CHECK(seq_len >= 0, "heat diffusion: seq_len must be >= 0, got " << seq_len);
   GW_CHECK(graphs.edge_ptr.size() == static_cast<std::size_t>(batch) + 1,
@@ -196,42 +199,26 @@ EdgeList offset_edges(const DiffusionGraphs& graphs,
     GW_CHECK(graphs.edge_ptr[b + 1] >= graphs.edge_ptr[b],
              "heat diffusion: edge_ptr decreases at graph " << b);
     node_offsets[b + 1] = node_offsets[b] + n;
-  }
-  GW_CHECK(node_offsets[batch] <= std::numeric_limits<Index>::max(),
-           "heat diffusion: " << node_offsets[batch] << " nodes in all exceed 2^31 - 1");
-
-  EdgeList edges;
-  const Offset m = static_cast<Offset>(graphs.src.size());
-  edges.src.resize(m);
-  edges.dst.resize(m);
-  if (!graphs.weights.empty()) edges.weights.assign(graphs.weights.begin(), graphs.weights.end());
-  Index first_bad_graph = batch;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 16) reduction(min : first_bad_graph)
-  for (Index b = 0; b < batch; ++b) {
-    const Index n = graphs.num_nodes[b];
-    const Index base = static_cast<Index>(node_offsets[b]);
     for (Offset e = graphs.edge_ptr[b]; e < graphs.edge_ptr[b + 1]; ++e) {
       const Index u = graphs.src[e];
       const Index v = graphs.dst[e];
-      if (u < 0 || u >= n || v < 0 || v >= n) first_bad_graph = std::min(first_bad_graph, b);
-      edges.src[e] = base + u;
-      edges.dst[e] = base + v;
-    }
-  }
-  if (first_bad_graph < batch) {
-    const Index b = first_bad_graph;
-    for (Offset e = graphs.edge_ptr[b]; e < graphs.edge_ptr[b + 1]; ++e) {
-      const Index u = graphs.src[e];
-      const Index v = graphs.dst[e];
-      if (u < 0 || u >= graphs.num_nodes[b] || v < 0 || v >= graphs.num_nodes[b]) {
+      if (u < 0 || u >= n || v < 0 || v >= n) {
         GW_THROW(ErrorCode::kBadData,
                  "heat diffusion: graph " << b << ", edge " << e - graphs.edge_ptr[b] << " (" << u
                                           << " -> " << v << ") has a local node id outside [0, "
-                                          << graphs.num_nodes[b] << ")");
+                                          << n << ")");
+      }
+      if (!graphs.weights.empty() &&
+          !(graphs.weights[e] >= 0.0f && std::isfinite(graphs.weights[e]))) {
+        GW_THROW(ErrorCode::kBadData,
+                 "heat diffusion: graph " << b << ", edge " << e - graphs.edge_ptr[b]
+                                          << " has weight " << graphs.weights[e]
+                                          << "; weights must be finite and >= 0");
       }
     }
   }
-  return edges;
+  GW_CHECK(node_offsets[batch] <= std::numeric_limits<Index>::max(),
+           "heat diffusion: " << node_offsets[batch] << " nodes in all exceed 2^31 - 1");
 }
 
 // Largest eigenvalue of the symmetric matrix `a` (an upper estimate): `steps` Lanczos steps from a
@@ -301,27 +288,66 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
     : options_(options), seq_len_(seq_len) {
   check_options(options);
   const int threads = resolve_threads(options.threads);
-  const EdgeList edges = offset_edges(graphs, seq_len, node_offsets_, threads);
+  check_graphs(graphs, seq_len, node_offsets_);
+  const Index batch = graphs.num_graphs();
   const Index total = static_cast<Index>(node_offsets_.back());
 
+  // Each graph's Laplacian on its own (graph/builder.h, graph/laplacian.h), in one parallel loop
+  // over graphs: the graphs are small, so building them one per thread beats one batch-wide
+  // build with a barrier per pass. The inputs are checked above; anything thrown here is a bug,
+  // carried out of the parallel region and rethrown.
   BuildOptions build;
   build.symmetrize = options.symmetrize;
   build.duplicates = DuplicatePolicy::kKeepAll;  // parallel edges add up (kMax if symmetrized)
   build.self_loops = SelfLoopPolicy::kKeep;
-  CsrMatrix<double> lap;
-  {
-    ScopedThreads scoped(threads);  // build_csr and normalized_laplacian use the default team
-    const CsrGraph graph = build_csr(total, edges.view(), build);
-    if (options.estimate_lambda_max && !options.symmetrize) {
-      GW_CHECK(is_symmetric(graph),
-               "DiffusionOptions::estimate_lambda_max needs undirected graphs (every edge with "
-               "its reverse of equal weight, or symmetrize = true); use lambda_max = 2 instead");
+  std::vector<CsrMatrix<double>> laps(batch);
+  Index first_asymmetric = batch;
+  std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min : first_asymmetric)
+  for (Index b = 0; b < batch; ++b) {
+    try {
+      // The graph core's own parallel loops run single-threaded in here (with threads = 1 the
+      // outer region is inactive, and nested regions would otherwise start new teams).
+      ScopedThreads single(1);
+      const Offset e0 = graphs.edge_ptr[b];
+      const Offset m = graphs.edge_ptr[b + 1] - e0;
+      const EdgeListView edges{
+          graphs.src.subspan(e0, m),
+          graphs.dst.subspan(e0, m),
+          graphs.weights.empty() ? std::span<const float>{} : graphs.weights.subspan(e0, m)};
+      const CsrGraph graph = build_csr(graphs.num_nodes[b], edges, build);
+      if (options.estimate_lambda_max && !options.symmetrize && !is_symmetric(graph)) {
+        first_asymmetric = std::min(first_asymmetric, b);
+      }
+      laps[b] = normalized_laplacian(graph);
+    } catch (...) {
+#pragma omp critical(gw_heat_diffusion_failure)
+      if (!failure) failure = std::current_exception();
     }
-    lap = normalized_laplacian(graph);
   }
+  if (failure) std::rethrow_exception(failure);
+  GW_CHECK(first_asymmetric == batch,
+           "DiffusionOptions::estimate_lambda_max needs undirected graphs (every edge with its "
+           "reverse of equal weight, or symmetrize = true), but graph "
+               << first_asymmetric << " is not; use lambda_max = 2 instead");
 
   lambda_max_ = options.lambda_max;
   if (options.estimate_lambda_max) {
+    // Lanczos on the whole block-diagonal L (the largest eigenvalue of the batch).
+    CsrMatrix<double> lap;
+    lap.rows = lap.cols = total;
+    lap.row_offsets.assign(static_cast<std::size_t>(total) + 1, 0);
+    for (Index b = 0; b < batch; ++b) {
+      const Index base = static_cast<Index>(node_offsets_[b]);
+      const Offset entry_base = lap.row_offsets[base];
+      for (Index i = 0; i < laps[b].rows; ++i) {
+        lap.row_offsets[base + i + 1] = entry_base + laps[b].row_offsets[i + 1];
+      }
+      for (Offset p = 0; p < laps[b].nnz(); ++p) {
+        lap.col_indices.push_back(laps[b].col_indices[p] + base);
+        lap.values.push_back(laps[b].values[p]);
+      }
+    }
     lambda_max_ = std::min(2.0, lanczos_largest(lap, options.lanczos_steps, threads));
     // A batch of edgeless graphs has L = I: the spectrum is {1}.
     lambda_max_ = std::max(lambda_max_, 1e-6);
@@ -331,32 +357,45 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
   // L~ = (2 / lambda_max) L - I, dropping entries that cancel exactly (with lambda_max = 2 every
   // diagonal without a self loop), which saves a sixth of the work at 5 edges per node.
   const double scale = 2.0 / lambda_max_;
+  const auto shifted = [scale](const CsrMatrix<double>& lap, Index i, Offset p) {
+    return scale * lap.values[p] - (lap.col_indices[p] == i ? 1.0 : 0.0);
+  };
   op_.rows = op_.cols = total;
   op_.row_offsets.assign(static_cast<std::size_t>(total) + 1, 0);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (Index i = 0; i < total; ++i) {
-    Offset count = 0;
-    for (Offset p = lap.row_offsets[i]; p < lap.row_offsets[i + 1]; ++p) {
-      const double value = scale * lap.values[p] - (lap.col_indices[p] == i ? 1.0 : 0.0);
-      count += value != 0.0 ? 1 : 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+  for (Index b = 0; b < batch; ++b) {
+    const CsrMatrix<double>& lap = laps[b];
+    const Index base = static_cast<Index>(node_offsets_[b]);
+    for (Index i = 0; i < lap.rows; ++i) {
+      Offset count = 0;
+      for (Offset p = lap.row_offsets[i]; p < lap.row_offsets[i + 1]; ++p) {
+        count += shifted(lap, i, p) != 0.0 ? 1 : 0;
+      }
+      op_.row_offsets[base + i + 1] = count;
     }
-    op_.row_offsets[i + 1] = count;
   }
   for (Index i = 0; i < total; ++i) op_.row_offsets[i + 1] += op_.row_offsets[i];
-  op_.col_indices.resize(op_.row_offsets[total]);
-  op_.values.resize(op_.row_offsets[total]);
-  values_f32_.resize(op_.row_offsets[total]);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (Index i = 0; i < total; ++i) {
-    Offset out = op_.row_offsets[i];
-    for (Offset p = lap.row_offsets[i]; p < lap.row_offsets[i + 1]; ++p) {
-      const Index j = lap.col_indices[p];
-      const double value = scale * lap.values[p] - (j == i ? 1.0 : 0.0);
-      if (value == 0.0) continue;
-      op_.col_indices[out] = j;
-      op_.values[out] = value;
-      values_f32_[out] = static_cast<float>(value);
-      ++out;
+  const Offset nnz = op_.row_offsets[total];
+  op_.col_indices.resize(nnz);
+  op_.values.resize(nnz);
+  values_f32_.resize(nnz);
+  entry_bytes_.resize(nnz);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+  for (Index b = 0; b < batch; ++b) {
+    const CsrMatrix<double>& lap = laps[b];
+    const Index base = static_cast<Index>(node_offsets_[b]);
+    for (Index i = 0; i < lap.rows; ++i) {
+      Offset out = op_.row_offsets[base + i];
+      for (Offset p = lap.row_offsets[i]; p < lap.row_offsets[i + 1]; ++p) {
+        const double value = shifted(lap, i, p);
+        if (value == 0.0) continue;
+        const Index j = lap.col_indices[p];
+        op_.col_indices[out] = base + j;
+        op_.values[out] = value;
+        values_f32_[out] = static_cast<float>(value);
+        entry_bytes_[out] = static_cast<Offset>(j) * kRowBytes;
+        ++out;
+      }
     }
   }
 }
@@ -366,58 +405,93 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
 
 namespace {
 
-// Channels per block: 64 float / 32 double = 256 bytes per row, four 512-bit (eight 256-bit)
-// vector registers of accumulators.
+// A 64-byte vector of T (GCC/Clang vector extension): one 512-bit register with AVX-512, two
+// 256-bit or four 128-bit ones otherwise. Written explicitly because the compilers vectorize the
+// plain loops over the wrong (nonzero) index, with gathers.
 template <typename T>
-constexpr int kBlock = 256 / static_cast<int>(sizeof(T));
+struct VecOf {
+  typedef T type __attribute__((vector_size(64)));
+};
+template <typename T>
+using Vec = typename VecOf<T>::type;
+
+// Channels per block: four vectors = 64 float / 32 double channels = 256 bytes per row. Fewer
+// vectors per row pay the per-entry overhead (index load, address, broadcast) more often; the
+// tile's buffers stay in L2 either way (measured in bench/RESULTS.md).
+constexpr int kVecs = 4;
+static_assert(kVecs * 64 == kRowBytes, "entry_bytes_ assume kRowBytes per tile row");
+template <typename T>
+constexpr int kBlock = kVecs * 64 / static_cast<int>(sizeof(T));
 
 // A tile's working set (X block, two recurrence buffers, the Y block) is kept under ~1 MiB so the
 // whole recurrence runs out of one core's L2 (2 MiB on the benchmark machine).
 constexpr std::size_t kTileBytes = std::size_t{1} << 20;
 
-// One step of the recurrence on rows [row_begin, row_end) of the operator, with buffers holding
-// the tile's rows from `base` on, kBlock channels per row:
+// One step of the recurrence on the rows [lo, hi) of the graphs [g0, g1), the buffers holding
+// the tile's rows from `base` on, kVecs vectors (256 bytes) per row:
 //   first step (prev == nullptr):  next = L~ cur,              yb += w * next
 //   later steps:                   prev = 2 L~ cur - prev,     yb += w * prev   (in place)
-// Row i of prev is read only by row i, so the update in place is safe.
+// Row i of prev is read only by row i, so the update in place is safe. The operator's columns
+// come as byte offsets from the first row of the entry's graph (entry_bytes), so an entry costs
+// one index load, one broadcast and kVecs multiply-adds with a memory operand.
 template <typename T>
-void recurrence_rows(const CsrMatrix<double>& op,
-                     const T* values,
-                     Index row_begin,
-                     Index row_end,
+void recurrence_rows(const std::vector<Offset>& row_offsets,
+                     const Offset* __restrict entry_bytes,
+                     const T* __restrict values,
+                     const std::vector<Offset>& node_offsets,
+                     Index g0,
+                     Index g1,
+                     Index lo,
+                     Index hi,
                      Index base,
-                     const T* cur,
-                     T* prev,
-                     T* next,
-                     T* yb,
+                     const Vec<T>* __restrict cur,
+                     Vec<T>* prev,
+                     Vec<T>* next,
+                     Vec<T>* __restrict yb,
                      T w) {
-  constexpr int kW = kBlock<T>;
-  for (Index i = row_begin; i < row_end; ++i) {
-    alignas(64) T acc[kW] = {};
-    for (Offset p = op.row_offsets[i]; p < op.row_offsets[i + 1]; ++p) {
-      const T v = values[p];
-      const T* src = cur + static_cast<std::size_t>(op.col_indices[p] - base) * kW;
-#pragma omp simd
-      for (int c = 0; c < kW; ++c) acc[c] += v * src[c];
-    }
-    T* y_row = yb + static_cast<std::size_t>(i - base) * kW;
-    if (prev == nullptr) {
-      T* out = next + static_cast<std::size_t>(i - base) * kW;
-#pragma omp simd
-      for (int c = 0; c < kW; ++c) {
-        out[c] = acc[c];
-        y_row[c] += w * acc[c];
+  using V = Vec<T>;
+  const Offset* __restrict rows = row_offsets.data();
+  for (Index b = g0; b < g1; ++b) {
+    const Index r0 = std::max<Index>(lo, static_cast<Index>(node_offsets[b]));
+    const Index r1 = std::min<Index>(hi, static_cast<Index>(node_offsets[b + 1]));
+    const char* graph = reinterpret_cast<const char*>(
+        cur + static_cast<std::size_t>(node_offsets[b] - base) * kVecs);
+    for (Index i = r0; i < r1; ++i) {
+      V acc[kVecs];
+      for (int q = 0; q < kVecs; ++q) acc[q] = V{};
+      for (Offset p = rows[i]; p < rows[i + 1]; ++p) {
+        const T v = values[p];
+        const V* src = reinterpret_cast<const V*>(graph + entry_bytes[p]);
+        for (int q = 0; q < kVecs; ++q) acc[q] += v * src[q];
       }
-    } else {
-      T* out = prev + static_cast<std::size_t>(i - base) * kW;
-#pragma omp simd
-      for (int c = 0; c < kW; ++c) {
-        const T t = T(2) * acc[c] - out[c];
-        out[c] = t;
-        y_row[c] += w * t;
+      V* y = yb + static_cast<std::size_t>(i - base) * kVecs;
+      if (prev == nullptr) {
+        V* out = next + static_cast<std::size_t>(i - base) * kVecs;
+        for (int q = 0; q < kVecs; ++q) {
+          out[q] = acc[q];
+          y[q] += w * acc[q];
+        }
+      } else {
+        V* out = prev + static_cast<std::size_t>(i - base) * kVecs;
+        for (int q = 0; q < kVecs; ++q) {
+          const V t = T(2) * acc[q] - out[q];
+          out[q] = t;
+          y[q] += w * t;
+        }
       }
     }
   }
+}
+
+// w_k in the compute type, with values below the smallest normal number flushed to 0: the
+// weights decay like (beta'/2)^k / k!, so in float w_18 .. w_20 (at beta' = 0.1) would be
+// subnormal, and every multiply-add with a subnormal operand takes a microcode assist (~100
+// cycles on x86): three such steps cost more than the other 61. The flushed terms are below
+// 1.2e-38 |T_k x|, far under float resolution.
+template <typename T>
+T compute_weight(double w) {
+  const T rounded = static_cast<T>(w);
+  return std::abs(rounded) < std::numeric_limits<T>::min() ? T(0) : rounded;
 }
 
 // A task: the graphs [graph_begin, graph_end) (operator rows [row_begin, row_end)) and the channel
@@ -430,14 +504,18 @@ struct Task {
 
 template <typename T>
 struct Workspace {
-  std::vector<T> x, a, y;  // rows x kBlock each: T_0 (then T_2, T_4, ...), T_1 (T_3, ...), Y
+  // rows x kVecs vectors each (64-byte aligned): T_0 (then T_2, T_4, ...), T_1 (T_3, ...), Y.
+  std::vector<Vec<T>> x, a, y;
   void ensure(Index rows) {
-    const std::size_t size = static_cast<std::size_t>(rows) * kBlock<T>;
+    const std::size_t size = static_cast<std::size_t>(rows) * kVecs;
     if (x.size() < size) {
       x.resize(size);
       a.resize(size);
       y.resize(size);
     }
+  }
+  T* row(std::vector<Vec<T>>& buffer, Index r) {
+    return reinterpret_cast<T*>(buffer.data() + static_cast<std::size_t>(r) * kVecs);
   }
 };
 
@@ -447,6 +525,7 @@ struct Workspace {
 template <typename T>
 void run_task(const Task& task,
               const CsrMatrix<double>& op,
+              const Offset* entry_bytes,
               const T* values,
               const std::vector<Offset>& node_offsets,
               const std::vector<double>& weights,
@@ -468,15 +547,15 @@ void run_task(const Task& task,
     }
   };
   // Unpad: gather this part's rows of the channel block (zero beyond `width`), Y = w_0 X.
-  const T w0 = static_cast<T>(weights[0]);
+  const T w0 = compute_weight<T>(weights[0]);
   for (Index b = task.graph_begin; b < task.graph_end; ++b) {
     const Index first = std::max<Index>(lo, static_cast<Index>(node_offsets[b]));
     const Index last = std::min<Index>(hi, static_cast<Index>(node_offsets[b + 1]));
     for (Index r = first; r < last; ++r) {
       const Index i = r - static_cast<Index>(node_offsets[b]);
       const T* src = x + (static_cast<std::size_t>(b) * seq_len + i) * channels + task.c0;
-      T* xr = ws.x.data() + static_cast<std::size_t>(r - task.row_begin) * kW;
-      T* yr = ws.y.data() + static_cast<std::size_t>(r - task.row_begin) * kW;
+      T* xr = ws.row(ws.x, r - task.row_begin);
+      T* yr = ws.row(ws.y, r - task.row_begin);
       for (int c = 0; c < kW; ++c) {
         xr[c] = c < task.width ? src[c] : T(0);
         yr[c] = w0 * xr[c];
@@ -486,8 +565,12 @@ void run_task(const Task& task,
   const int order = static_cast<int>(weights.size()) - 1;
   if (order >= 1) {
     sync();
-    recurrence_rows<T>(op,
+    recurrence_rows<T>(op.row_offsets,
+                       entry_bytes,
                        values,
+                       node_offsets,
+                       task.graph_begin,
+                       task.graph_end,
                        lo,
                        hi,
                        task.row_begin,
@@ -495,16 +578,20 @@ void run_task(const Task& task,
                        nullptr,
                        ws.a.data(),
                        ws.y.data(),
-                       static_cast<T>(weights[1]));
+                       compute_weight<T>(weights[1]));
   }
   // T_{k-2} and T_{k-1}. X (= T_0) is last needed by step 2, which overwrites it with T_2 row by
   // row, so two buffers carry the whole recurrence.
-  T* prev = ws.x.data();
-  T* cur = ws.a.data();
+  Vec<T>* prev = ws.x.data();
+  Vec<T>* cur = ws.a.data();
   for (int k = 2; k <= order; ++k) {
     sync();
-    recurrence_rows<T>(op,
+    recurrence_rows<T>(op.row_offsets,
+                       entry_bytes,
                        values,
+                       node_offsets,
+                       task.graph_begin,
+                       task.graph_end,
                        lo,
                        hi,
                        task.row_begin,
@@ -512,7 +599,7 @@ void run_task(const Task& task,
                        prev,
                        nullptr,
                        ws.y.data(),
-                       static_cast<T>(weights[k]));
+                       compute_weight<T>(weights[k]));
     std::swap(prev, cur);
   }
   // Repad: write this part's rows of the channel block; padding rows of the task's graphs are
@@ -523,7 +610,7 @@ void run_task(const Task& task,
     for (Index r = first; r < last; ++r) {
       const Index i = r - static_cast<Index>(node_offsets[b]);
       T* dst = y + (static_cast<std::size_t>(b) * seq_len + i) * channels + task.c0;
-      const T* yr = ws.y.data() + static_cast<std::size_t>(r - task.row_begin) * kW;
+      const T* yr = ws.row(ws.y, r - task.row_begin);
       std::memcpy(dst, yr, static_cast<std::size_t>(task.width) * sizeof(T));
     }
   }
@@ -596,8 +683,19 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
       ws.ensure(max_rows);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t t = 0; t < tasks.size(); ++t) {
-        run_task<T>(
-            tasks[t], op_, values, node_offsets_, weights_, seq_len_, channels, xp, yp, ws, 0, 1);
+        run_task<T>(tasks[t],
+                    op_,
+                    entry_bytes_.data(),
+                    values,
+                    node_offsets_,
+                    weights_,
+                    seq_len_,
+                    channels,
+                    xp,
+                    yp,
+                    ws,
+                    0,
+                    1);
       }
     }
     return;
@@ -610,8 +708,19 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
     const int part = omp_get_thread_num();
     const int parts = omp_get_num_threads();
     for (const Task& task : tasks) {
-      run_task<T>(
-          task, op_, values, node_offsets_, weights_, seq_len_, channels, xp, yp, ws, part, parts);
+      run_task<T>(task,
+                  op_,
+                  entry_bytes_.data(),
+                  values,
+                  node_offsets_,
+                  weights_,
+                  seq_len_,
+                  channels,
+                  xp,
+                  yp,
+                  ws,
+                  part,
+                  parts);
 #pragma omp barrier
     }
   }

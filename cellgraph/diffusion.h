@@ -150,7 +150,8 @@ class HeatDiffusion {
   Index seq_len_ = 0;
   std::vector<Offset> node_offsets_;
   CsrMatrix<double> op_;
-  std::vector<float> values_f32_;  // op_.values rounded to float, for float signals
+  std::vector<float> values_f32_;    // op_.values rounded to float, for float signals
+  std::vector<Offset> entry_bytes_;  // per entry: (column - its graph's first row) * 256 bytes
   double lambda_max_ = 2.0;
   std::vector<double> weights_;
 };

@@ -4,6 +4,8 @@
 #include "cellgraph/cuda_diffusion.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -34,6 +36,14 @@ void copy_to_device(cuda::Scratch& buffer, const std::vector<T>& host) {
     GW_CUDA_CHECK(
         cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
+}
+
+// w_k in the compute type with subnormal values flushed to 0, as HeatDiffusion::apply does, so
+// both backends sum the same terms.
+template <typename T>
+T device_weight(double w) {
+  const T rounded = static_cast<T>(w);
+  return std::abs(rounded) < std::numeric_limits<T>::min() ? T(0) : rounded;
 }
 
 }  // namespace
@@ -114,7 +124,7 @@ class CudaHeatDiffusion::Impl {
     T* prev = t0_.as<T>();
     T* cur = t1_.as<T>();
     GW_CUDA_CHECK(
-        cuda::launch_unpad(x, padded, nodes_, channels, static_cast<T>(weights_[0]), prev, y, s));
+        cuda::launch_unpad(x, padded, nodes_, channels, device_weight<T>(weights_[0]), prev, y, s));
     const int order = static_cast<int>(weights_.size()) - 1;
     if (order >= 1) {
       GW_CUDA_CHECK(cuda::launch_chebyshev_step(rows,
@@ -126,7 +136,7 @@ class CudaHeatDiffusion::Impl {
                                                 prev,
                                                 cur,
                                                 true,
-                                                static_cast<T>(weights_[1]),
+                                                device_weight<T>(weights_[1]),
                                                 y,
                                                 s));
     }
@@ -140,7 +150,7 @@ class CudaHeatDiffusion::Impl {
                                                 cur,
                                                 prev,
                                                 false,
-                                                static_cast<T>(weights_[k]),
+                                                device_weight<T>(weights_[k]),
                                                 y,
                                                 s));
       std::swap(prev, cur);
