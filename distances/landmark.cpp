@@ -213,14 +213,15 @@ void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<fl
       const Index i = begin + r;
       float* o = tile.data() + static_cast<std::size_t>(r) * m;
       const float x_sq = sq_norms_[i];
-      bool refine = false;
-#pragma omp simd reduction(|| : refine)
+      // Branch-free loops (an int OR, a select): GCC vectorizes them; `||` and std::max under
+      // `omp simd` it does not.
+      int refine = 0;
       for (Index k = 0; k < m; ++k) {
         const float sq = x_sq + y_sq[k] - 2.0f * o[k];
-        refine = refine || sq < kRefineRatio * (x_sq + y_sq[k]);
+        refine |= sq < kRefineRatio * (x_sq + y_sq[k]) ? 1 : 0;
         o[k] = sq;
       }
-      if (refine) {
+      if (refine != 0) {
         const float* xi = coordinates_.data() + i * d;
         for (Index k = 0; k < m; ++k) {
           if (!(o[k] < kRefineRatio * (x_sq + y_sq[k]))) continue;
@@ -234,8 +235,10 @@ void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<fl
           o[k] = sq;
         }
       }
-#pragma omp simd
-      for (Index k = 0; k < m; ++k) o[k] = std::sqrt(std::max(o[k], 0.0f));
+      for (Index k = 0; k < m; ++k) {
+        const float sq = o[k];
+        o[k] = std::sqrt(sq > 0.0f ? sq : 0.0f);
+      }
       if (!classes_.empty()) {
         const Index c = classes_[i];
         for (Index k = 0; k < m; ++k) {
