@@ -27,6 +27,12 @@ GPU_BENCHES=(
   "sinkhorn f32 20000x25000|bench sinkhorn --backend cuda --n 20000 --k 25000 --iters 100 --precision f32 --reps 3 --json"
   "sinkhorn f32 45000x45000|bench sinkhorn --backend cuda --n 45000 --k 45000 --iters 50 --precision f32 --reps 3 --json"
   "sinkhorn cpu f32 4000x5000|bench sinkhorn --backend cpu --n 4000 --k 5000 --iters 50 --precision f32 --reps 3 --json"
+  "masks B=64 triples (removal; ratio = dense)|bench masks --backend cuda --batch 64 --reps 20 --json"
+  "masks B=256 triples (removal; ratio = dense)|bench masks --backend cuda --batch 256 --reps 20 --json"
+  "diffusion 64x512 C=64|bench diffusion --backend cuda --batch 64 --seq 512 --channels 64 --reps 5 --json"
+  "diffusion 256x1024 C=512|bench diffusion --backend cuda --batch 256 --seq 1024 --channels 512 --reps 3 --json"
+  "aggregate 1024x4096x128 sort|bench aggregate --backend cuda --batch 1024 --seq 4096 --hidden 128 --method sort --reps 5 --json"
+  "aggregate 1024x4096x128 atomics|bench aggregate --backend cuda --batch 1024 --seq 4096 --hidden 128 --method atomics --reps 5 --json"
 )
 
 status=0
