@@ -105,7 +105,8 @@ class EdgeMasker {
 
   // Removal lists of every type (index = type) / of one type. Validates the batch first.
   // Per sample and type: the union of the sorted incidence lists of the sample's distinct genes
-  // (a k-way merge), so the cost is O(sum of their degrees), independent of E.
+  // (branch-free pairwise merges, shortest list first; a sort beyond 8 distinct genes), so the
+  // cost is O(k * sum of their degrees), independent of E. Parallel over (type, sample).
   std::vector<RemovedEdges> removed_edges(const PerturbationBatch& batch) const;
   RemovedEdges removed_edges(int type, const PerturbationBatch& batch) const;
 
