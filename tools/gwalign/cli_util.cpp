@@ -1,0 +1,315 @@
+#include "cli_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+
+namespace gw::cli {
+
+std::string format_number(double value) {
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(value);
+}
+
+namespace {
+
+template <typename T>
+std::shared_ptr<cxxopts::Value> with_default(T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return cxxopts::value<T>()->default_value(format_number(value));
+  } else {
+    return cxxopts::value<T>()->default_value(std::to_string(value));
+  }
+}
+
+// A KL penalty: a positive number or "inf" (hard constraint). cxxopts reads doubles with
+// operator>>, which rejects "inf", so these flags are parsed here.
+double parse_penalty(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  GW_CHECK(!text.empty() && end == text.c_str() + text.size() && errno == 0,
+           "--" << flag << " must be a number or 'inf', got '" << text << "'");
+  return value;
+}
+
+}  // namespace
+
+void add_solver_options(cxxopts::Options& options) {
+  const Options d;  // the library's defaults, shown by --help
+  const std::string mode_default =
+      d.distance_mode ? std::string(to_string(*d.distance_mode)) : std::string("auto");
+  // clang-format off
+  options.add_options("Geometry and distances")
+      ("mode", "distances on graphs and point clouds: auto | precomputed | dijkstra | landmark "
+               "(auto: precomputed up to --precomputed-max-nodes nodes, landmark above)",
+       cxxopts::value<std::string>()->default_value(mode_default))
+      ("precomputed-max-nodes", "largest side that --mode auto precomputes",
+       with_default<Index>(d.auto_precomputed_max_nodes))
+      ("knn", "neighbours per point of the kNN graph built from a point cloud",
+       with_default(d.knn))
+      ("landmarks", "landmarks for --mode landmark", with_default(d.num_landmarks))
+      ("dijkstra-cache-mb", "Dijkstra row cache in MiB for --mode dijkstra (0: provider default)",
+       with_default<std::int64_t>(static_cast<std::int64_t>(d.dijkstra_cache_bytes >> 20)));
+  options.add_options("Solver")
+      ("M", "anchor pairs sampled per iteration", with_default(d.num_anchors))
+      ("eps", "initial entropic regularization epsilon", with_default(d.epsilon))
+      ("eps-final", "final epsilon of the geometric decay (negative: max(eps/10, min(5e-4, eps)))",
+       with_default(d.epsilon_final))
+      ("eps-decay-iter", "iterations over which epsilon decays",
+       with_default(d.epsilon_decay_iterations))
+      ("alpha", "momentum: T <- (1 - alpha) T + alpha T_new", with_default(d.momentum))
+      ("max-iter", "iteration limit", with_default(d.max_iterations))
+      ("min-iter", "iterations before any stopping test", with_default(d.min_iterations))
+      ("tol", "stop when ||T_t - T_{t-1}||_F < tol", with_default(d.tolerance))
+      ("check-every", "iterations between host checks (stopping tests, progress)",
+       with_default(d.check_every))
+      ("plateau-improvement", "relative cost improvement that resets the plateau test (0: off)",
+       with_default(d.plateau_improvement))
+      ("plateau-patience", "iterations without improvement before stopping (negative: "
+                           "max(min-iter / 2, 20))",
+       with_default(d.plateau_patience))
+      ("sinkhorn-max-iter", "inner Sinkhorn iterations per outer iteration",
+       with_default(d.sinkhorn_max_iterations))
+      ("sinkhorn-tol", "inner Sinkhorn tolerance (L1 marginal error)",
+       with_default(d.sinkhorn_tolerance))
+      ("lambda-ema", "EMA weight beta of the sampled cost across iterations, in [0, 1)",
+       with_default(d.lambda_ema))
+      ("init", "starting plan: product | profiles",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.initial_plan))))
+      ("multiscale", "start from a coarse alignment of farthest-point subsamples")
+      ("multiscale-size", "nodes per side of the coarse problem",
+       with_default<Index>(d.multiscale_size));
+  options.add_options("Problem variants")
+      ("fused-weight", "fused GW weight in [0, 1]: (1 - w) GW cost + w feature cost; needs "
+                       "--features or --feature-cost",
+       with_default(d.fused_weight))
+      ("rho-a", "KL penalty on the source marginal (inf: hard; finite: semi-relaxed/unbalanced)",
+       cxxopts::value<std::string>()->default_value(format_number(d.rho_a)))
+      ("rho-b", "KL penalty on the target marginal",
+       cxxopts::value<std::string>()->default_value(format_number(d.rho_b)))
+      ("partial-mass", "partial transport: move this many points' worth of mass (e.g. min(n, k))",
+       cxxopts::value<double>())
+      ("no-slack", "drop the slack row/column that balances n != k");
+  options.add_options("Execution and output")
+      ("backend", "cpu | cuda",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.backend))))
+      ("device", "CUDA device ordinal", with_default(d.device))
+      ("precision", "f32 (mixed, float64 reductions) | f64",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.precision))))
+      ("threads", "CPU threads (0: all)", with_default(d.threads))
+      ("seed", "random seed (same seed, backend and threads: the same plan)",
+       with_default<std::uint64_t>(d.seed))
+      ("top-k", "plan entries kept per row in the CSR output", with_default(d.top_k))
+      ("dense", "write the dense n x k plan instead of the top-k CSR")
+      ("no-loss", "skip the true GW loss of the final plan")
+      ("loss-anchors", "anchor pairs of the Monte Carlo GW loss estimate",
+       with_default(d.loss_anchors));
+  // clang-format on
+}
+
+Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
+  Options o;
+  const std::string mode = flags["mode"].as<std::string>();
+  if (mode == "auto") {
+    o.distance_mode.reset();
+  } else {
+    const auto parsed = distance_mode_from_string(mode);
+    GW_CHECK(parsed,
+             "--mode must be auto, precomputed, dijkstra or landmark, got '" << mode << "'");
+    o.distance_mode = *parsed;
+  }
+  o.auto_precomputed_max_nodes = flags["precomputed-max-nodes"].as<Index>();
+  o.knn = flags["knn"].as<int>();
+  o.num_landmarks = flags["landmarks"].as<int>();
+  const auto cache_mb = flags["dijkstra-cache-mb"].as<std::int64_t>();
+  GW_CHECK(cache_mb >= 0, "--dijkstra-cache-mb must be >= 0, got " << cache_mb);
+  o.dijkstra_cache_bytes = static_cast<std::size_t>(cache_mb) << 20;
+
+  o.num_anchors = flags["M"].as<int>();
+  o.epsilon = flags["eps"].as<double>();
+  o.epsilon_final = flags["eps-final"].as<double>();
+  o.epsilon_decay_iterations = flags["eps-decay-iter"].as<int>();
+  o.momentum = flags["alpha"].as<double>();
+  o.max_iterations = flags["max-iter"].as<int>();
+  o.min_iterations = flags["min-iter"].as<int>();
+  o.tolerance = flags["tol"].as<double>();
+  o.check_every = flags["check-every"].as<int>();
+  o.plateau_improvement = flags["plateau-improvement"].as<double>();
+  o.plateau_patience = flags["plateau-patience"].as<int>();
+  o.sinkhorn_max_iterations = flags["sinkhorn-max-iter"].as<int>();
+  o.sinkhorn_tolerance = flags["sinkhorn-tol"].as<double>();
+  o.lambda_ema = flags["lambda-ema"].as<double>();
+  const std::string init = flags["init"].as<std::string>();
+  const auto initial_plan = initial_plan_from_string(init);
+  GW_CHECK(initial_plan, "--init must be product or profiles, got '" << init << "'");
+  o.initial_plan = *initial_plan;
+  o.multiscale = flags.count("multiscale") > 0;
+  o.multiscale_size = flags["multiscale-size"].as<Index>();
+
+  o.fused_weight = flags["fused-weight"].as<double>();
+  o.rho_a = parse_penalty("rho-a", flags["rho-a"].as<std::string>());
+  o.rho_b = parse_penalty("rho-b", flags["rho-b"].as<std::string>());
+  if (flags.count("partial-mass")) o.partial_mass = flags["partial-mass"].as<double>();
+  o.slack = flags.count("no-slack") == 0;
+
+  const std::string backend = flags["backend"].as<std::string>();
+  const auto parsed_backend = backend_from_string(backend);
+  GW_CHECK(parsed_backend, "--backend must be cpu or cuda, got '" << backend << "'");
+  o.backend = *parsed_backend;
+  o.device = flags["device"].as<int>();
+  const std::string precision = flags["precision"].as<std::string>();
+  const auto parsed_precision = precision_from_string(precision);
+  GW_CHECK(parsed_precision, "--precision must be f32 or f64, got '" << precision << "'");
+  o.precision = *parsed_precision;
+  o.threads = flags["threads"].as<int>();
+  o.seed = flags["seed"].as<std::uint64_t>();
+  o.top_k = flags["top-k"].as<int>();
+  o.plan_format = flags.count("dense") ? PlanFormat::kDense : PlanFormat::kTopK;
+  o.compute_gw_loss = flags.count("no-loss") == 0;
+  o.loss_anchors = flags["loss-anchors"].as<int>();
+
+  std::string why;
+  GW_CHECK(o.is_valid(&why), "invalid option: " << why << " (see --help)");
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ProgressDisplay
+
+ProgressDisplay::ProgressDisplay(bool quiet, int log_every)
+    : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1), log_every_(log_every) {
+  GW_CHECK(log_every >= 0, "--log-every must be >= 0, got " << log_every);
+}
+
+ProgressDisplay::~ProgressDisplay() { finish(); }
+
+ProgressCallback ProgressDisplay::callback() {
+  return [this](const Progress& progress) {
+    on_progress(progress);
+    return true;
+  };
+}
+
+void ProgressDisplay::status(std::string_view text) {
+  if (quiet_ || !tty_) return;
+  std::fprintf(stderr, "\r\x1b[Kgwalign: %.*s", static_cast<int>(text.size()), text.data());
+  std::fflush(stderr);
+  line_shown_ = true;
+}
+
+void ProgressDisplay::finish() {
+  if (!line_shown_) return;
+  std::fputs("\r\x1b[K", stderr);
+  std::fflush(stderr);
+  line_shown_ = false;
+}
+
+void ProgressDisplay::on_progress(const Progress& p) {
+  if (quiet_) return;
+  // The stopping rules usually end the run before max_iterations, so the ETA is an upper bound.
+  const double per_iteration = p.iteration > 0 ? p.elapsed_seconds / p.iteration : 0.0;
+  const double eta = per_iteration * std::max(0, p.max_iterations - p.iteration);
+  if (tty_) {
+    std::fprintf(stderr,
+                 "\r\x1b[Kgwalign: iteration %d/%d  cost %.5g  eps %.3g  %.1f s  eta <= %.1f s",
+                 p.iteration,
+                 p.max_iterations,
+                 p.cost,
+                 p.epsilon,
+                 p.elapsed_seconds,
+                 eta);
+    std::fflush(stderr);
+    line_shown_ = true;
+    return;
+  }
+  if (log_every_ > 0 && p.iteration - last_logged_ >= log_every_) {
+    last_logged_ = p.iteration;
+    std::fprintf(stderr,
+                 "gwalign: iteration %d/%d cost %.6g error %.3g eps %.4g elapsed %.3f s\n",
+                 p.iteration,
+                 p.max_iterations,
+                 p.cost,
+                 p.error,
+                 p.epsilon,
+                 p.elapsed_seconds);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AtomicTextFile
+
+namespace {
+std::atomic<int> temp_counter{0};
+}
+
+AtomicTextFile::AtomicTextFile(std::string path) : path_(std::move(path)) {
+  if (path_ == "-") return;
+  namespace fs = std::filesystem;
+  const fs::path target(path_);
+  const fs::path dir = target.parent_path();
+  const std::string dir_text = dir.empty() ? "." : dir.string();
+  std::error_code ec;
+  GW_CHECK_CODE(!fs::is_directory(fs::status(target, ec)),
+                ErrorCode::kCannotCreate,
+                "cannot create '" << path_ << "': it is a directory; give a file name");
+  temp_ = (dir.empty() ? std::string() : dir.string() + "/") + "." + target.filename().string() +
+          ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(temp_counter++);
+  const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    temp_.clear();
+    GW_THROW(ErrorCode::kCannotCreate,
+             "cannot create '" << path_ << "': cannot write in directory '" << dir_text << "' ("
+                               << std::strerror(err) << "); choose a writable path");
+  }
+  ::close(fd);
+}
+
+AtomicTextFile::~AtomicTextFile() {
+  if (!temp_.empty()) std::remove(temp_.c_str());
+}
+
+void AtomicTextFile::commit(std::string_view text) {
+  if (path_ == "-") {
+    std::cout << text;
+    if (!text.empty() && text.back() != '\n') std::cout << "\n";
+    std::cout.flush();
+    return;
+  }
+  GW_CHECK(!temp_.empty(), "AtomicTextFile::commit called twice for '" << path_ << "'");
+  const int fd = ::open(temp_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  bool ok = fd >= 0;
+  std::size_t written = 0;
+  while (ok && written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) written += static_cast<std::size_t>(n);
+  }
+  if (ok && (text.empty() || text.back() != '\n')) ok = ::write(fd, "\n", 1) == 1;
+  if (ok) ok = ::fsync(fd) == 0;
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  GW_CHECK_CODE(ok, ErrorCode::kIo, "cannot write '" << temp_ << "': " << std::strerror(err));
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int rename_err = errno;
+    GW_THROW(ErrorCode::kCannotCreate,
+             "cannot rename '" << temp_ << "' to '" << path_ << "': " << std::strerror(rename_err));
+  }
+  temp_.clear();
+}
+
+}  // namespace gw::cli

@@ -1,0 +1,96 @@
+// Pieces the gwalign subcommands share: the solver flags and the one function that maps them onto
+// gw::Options, the progress display, error context for messages that name a file, and an atomic
+// text-file writer for JSON reports.
+#pragma once
+
+#include <cxxopts.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "solver/options.h"
+
+namespace gw::cli {
+
+// Declares the solver flags (group "Solver"), each defaulting to the value of a default-constructed
+// gw::Options, so --help shows the library's current defaults:
+//   --mode auto|precomputed|dijkstra|landmark  --knn  --landmarks  --M  --eps  --eps-final
+//   --eps-decay-iter  --alpha  --max-iter  --min-iter  --tol  --check-every  --plateau-improvement
+//   --plateau-patience  --sinkhorn-max-iter  --sinkhorn-tol  --lambda-ema  --fused-weight  --rho-a
+//   --rho-b  --partial-mass  --no-slack  --init product|profiles  --multiscale  --multiscale-size
+//   --precision f32|f64  --backend cpu|cuda  --device  --threads  --seed  --top-k  --dense
+//   --no-loss  --loss-anchors
+void add_solver_options(cxxopts::Options& options);
+
+// The flags of add_solver_options as gw::Options (plan format: top-k CSR unless --dense).
+// Throws gw::Error(kInvalidArgument) naming the flag for an unknown enum name or a value the
+// library rejects (Options::is_valid), so a bad flag fails before any file is read.
+Options solver_options_from_flags(const cxxopts::ParseResult& flags);
+
+// Shortest text that reads back as exactly `value` ("0.001", "1e-05", "inf").
+std::string format_number(double value);
+
+// Progress of a solve on stderr. On a terminal: one line rewritten in place (iteration, cost,
+// epsilon, elapsed, an ETA bound from the iteration limit). Otherwise: a line every `log_every`
+// iterations (0: none). `quiet` silences both. Not thread-safe; the solver calls it from its
+// orchestrating thread only.
+class ProgressDisplay {
+ public:
+  ProgressDisplay(bool quiet, int log_every);
+  ~ProgressDisplay();
+  ProgressDisplay(const ProgressDisplay&) = delete;
+  ProgressDisplay& operator=(const ProgressDisplay&) = delete;
+
+  // The callback for Options::progress (never cancels). Valid while *this lives.
+  ProgressCallback callback();
+  // A short status ("building distances") shown on the terminal line; nothing when not a terminal.
+  void status(std::string_view text);
+  // Ends the terminal line (clears it), so later output starts on a fresh line.
+  void finish();
+
+ private:
+  void on_progress(const Progress& progress);
+  bool quiet_;
+  bool tty_;
+  int log_every_;
+  int last_logged_ = 0;
+  bool line_shown_ = false;
+};
+
+// Runs `fn`; a gw::Error escaping it is re-thrown with the same code and "<context>: " in front of
+// its message, so a library message ("negative weight at edge 3") names the user's file and
+// dataset. `context` is built only on failure.
+template <typename Fn>
+decltype(auto) with_context(const std::function<std::string()>& context, Fn&& fn) {
+  try {
+    return std::forward<Fn>(fn)();
+  } catch (const Error& e) {
+    throw Error(e.code(), context() + ": " + e.what());
+  }
+}
+
+// A text file written atomically: the text goes to a temporary file in the target's directory,
+// created by the constructor (so an unwritable directory fails before any work, with
+// ErrorCode::kCannotCreate), and commit() renames it onto the target. Destroyed without commit():
+// the temporary is removed. `path` "-" means stdout (nothing temporary; commit() prints).
+class AtomicTextFile {
+ public:
+  explicit AtomicTextFile(std::string path);
+  ~AtomicTextFile();
+  AtomicTextFile(const AtomicTextFile&) = delete;
+  AtomicTextFile& operator=(const AtomicTextFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Writes `text`, flushes, fsyncs and renames (kIo on failure; the temporary is then removed).
+  void commit(std::string_view text);
+
+ private:
+  std::string path_;
+  std::string temp_;
+};
+
+}  // namespace gw::cli
