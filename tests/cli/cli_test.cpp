@@ -1,0 +1,682 @@
+// End-to-end tests of the gwalign binary: alignment of the bundled files (quality, plan mass,
+// matching), flag -> Options mapping, progress, `generate`, `--help` / `--version`, and the table
+// of bad inputs with their exit codes and messages (never an output file left behind).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <regex>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.h"
+#include "core/config.h"
+#include "core/rng.h"
+#include "datagen/spiral.h"
+#include "io/h5ad.h"
+#include "io/hdf5.h"
+#include "solver/options.h"
+#include "test_util.h"
+
+namespace gw::cli::test {
+namespace {
+
+namespace fs = std::filesystem;
+using gw::test::ScratchDir;
+
+// The benchmark's quality bar (BENCHMARKS.md): |Spearman rho| >= 0.998 on the spiral pair.
+constexpr double kMinAbsRho = 0.998;
+// The plan of a balanced problem has mass 1 up to Sinkhorn's marginal tolerance (5e-4 L1) and
+// the slack's 1e-10 share.
+constexpr double kMassTolerance = 1e-3;
+
+const std::string kSpiral = data_file("spiral_400.h5");
+const std::string kRoll = data_file("swissroll_500.h5");
+
+// `gwalign align SPIRAL ROLL -o OUT` with the benchmark's settings (BENCHMARKS.md: kNN graphs with
+// k = 5, epsilon = 0.005, M = 80), then `extra`.
+std::vector<std::string> spiral_align(const std::string& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {
+      "align", kSpiral, kRoll, "-o", out, "--knn", "5", "--eps", "0.005", "--M", "80"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+struct Plan {
+  io::CsrArray<double> csr;
+  std::vector<std::int32_t> matching;
+};
+
+Plan read_plan(const std::string& path) {
+  const io::Reader reader(path);
+  Plan plan;
+  plan.csr = reader.read_csr<double>("/plan");
+  plan.matching = reader.read_array<std::int32_t>("/matching", 1).data;
+  return plan;
+}
+
+TEST(CliAlign, BundledSpiralToSwissRollReachesBenchmarkQuality) {
+  ScratchDir dir;
+  const std::string out = dir.file("plan.h5");
+  const std::string json = dir.file("run.json");
+  const RunResult run = gwalign(spiral_align(out, {"--report", json}), dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("|rho| = "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("iterations "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("seconds "), std::string::npos) << run.out;
+
+  const std::string report = read_text(json);
+  EXPECT_GE(json_number(report, "abs_rho"), kMinAbsRho) << report.substr(0, 2000);
+  EXPECT_NEAR(json_number(report, "plan_mass"), 1.0, kMassTolerance);
+  EXPECT_GT(json_number(report, "iterations"), 0.0);
+  EXPECT_EQ(json_string(report, "truth"), "/angles vs /angles");
+
+  // The plan as written: top-10 CSR rows whose largest entry is the matched column.
+  const Plan plan = read_plan(out);
+  ASSERT_EQ(plan.csr.rows, 400);
+  ASSERT_EQ(plan.csr.cols, 500);
+  ASSERT_EQ(plan.matching.size(), 400u);
+  const int top_k = Options{}.top_k;
+  double kept = 0.0;
+  for (std::int64_t i = 0; i < plan.csr.rows; ++i) {
+    ASSERT_EQ(plan.csr.indptr[i + 1] - plan.csr.indptr[i], top_k) << "row " << i;
+    Offset best = plan.csr.indptr[i];
+    for (Offset p = plan.csr.indptr[i]; p < plan.csr.indptr[i + 1]; ++p) {
+      ASSERT_GE(plan.csr.data[p], 0.0);
+      if (plan.csr.data[p] > plan.csr.data[best]) best = p;
+      kept += plan.csr.data[p];
+    }
+    EXPECT_EQ(plan.csr.indices[best], plan.matching[i]) << "row " << i;
+  }
+  // The top 10 of 500 entries per row hold part of the mass, far more than a uniform plan's 2%.
+  EXPECT_LE(kept, 1.0 + kMassTolerance);
+  EXPECT_GT(kept, 0.2);
+
+  // The report's scalars are attributes of / as well.
+  const io::Reader reader(out);
+  EXPECT_NEAR(reader.read_attribute<double>("/", "plan_mass").data.at(0), 1.0, kMassTolerance);
+  EXPECT_GE(reader.read_attribute<double>("/", "abs_rho").data.at(0), kMinAbsRho);
+  EXPECT_EQ(reader.read_string_attribute("/", "version"), GW_VERSION_STRING);
+  EXPECT_EQ(reader.read_string("/report").substr(0, 1), "{");
+}
+
+TEST(CliAlign, DensePlanRowsArgmaxIsTheMatchingAndSameSeedGivesSamePlan) {
+  ScratchDir dir;
+  std::vector<std::vector<double>> plans;
+  for (const char* name : {"a.h5", "b.h5"}) {
+    const std::string out = dir.file(name);
+    const RunResult run = gwalign(
+        spiral_align(out, {"--dense", "--seed", "7", "--threads", "2", "--quiet"}), dir.path());
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_TRUE(run.err.empty()) << "--quiet printed: " << run.err;
+    const io::Reader reader(out);
+    const io::Array<double> plan = reader.read_array<double>("/plan", 2);
+    ASSERT_EQ(plan.shape, (std::vector<std::int64_t>{400, 500}));
+    const auto matching = reader.read_array<std::int32_t>("/matching", 1).data;
+    double mass = 0.0;
+    for (std::int64_t i = 0; i < 400; ++i) {
+      const double* row = plan.data.data() + i * 500;
+      const auto best = std::max_element(row, row + 500) - row;
+      EXPECT_EQ(best, matching[i]) << "row " << i;
+      mass += std::accumulate(row, row + 500, 0.0);
+    }
+    EXPECT_NEAR(mass, 1.0, kMassTolerance);
+    EXPECT_NEAR(reader.read_attribute<double>("/", "plan_mass").data.at(0), mass, 1e-9);
+    plans.push_back(plan.data);
+  }
+  EXPECT_EQ(plans[0], plans[1]) << "same seed, same threads: the plan must be bitwise the same";
+}
+
+// Every solver flag reaches gw::Options: the report echoes the options of the run.
+TEST(CliAlign, FlagsMapOntoOptions) {
+  ScratchDir dir;
+  const std::string out = dir.file("plan.h5");
+  const RunResult run =
+      gwalign({"align",    kSpiral,     kRoll,  "-o",           out,       "--report",
+               "-",        "--M",       "33",   "--eps",        "0.004",   "--eps-final",
+               "0.002",    "--alpha",   "0.8",  "--max-iter",   "40",      "--min-iter",
+               "10",       "--tol",     "1e-6", "--knn",        "7",       "--mode",
+               "dijkstra", "--seed",    "5",    "--init",       "product", "--precision",
+               "f64",      "--top-k",   "3",    "--lambda-ema", "0.25",    "--rho-a",
+               "2.5",      "--threads", "1",    "--quiet"},
+              dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string& json = run.out;
+  EXPECT_EQ(json_number(json, "num_anchors"), 33);
+  EXPECT_EQ(json_number(json, "epsilon"), 0.004);
+  EXPECT_EQ(json_number(json, "epsilon_final"), 0.002);
+  EXPECT_EQ(json_number(json, "momentum"), 0.8);
+  EXPECT_EQ(json_number(json, "max_iterations"), 40);
+  EXPECT_EQ(json_number(json, "min_iterations"), 10);
+  EXPECT_EQ(json_number(json, "tolerance"), 1e-6);
+  EXPECT_EQ(json_number(json, "knn"), 7);
+  EXPECT_EQ(json_string(json, "distance_mode"), "dijkstra");
+  EXPECT_EQ(json_string(json, "source_distances"), "dijkstra");
+  EXPECT_EQ(json_number(json, "seed"), 5);
+  EXPECT_EQ(json_string(json, "initial_plan"), "product");
+  EXPECT_EQ(json_string(json, "precision"), "f64");
+  EXPECT_EQ(json_number(json, "top_k"), 3);
+  EXPECT_EQ(json_number(json, "lambda_ema"), 0.25);
+  EXPECT_EQ(json_number(json, "rho_a"), 2.5);
+  EXPECT_TRUE(std::isnan(json_number(json, "rho_b"))) << "rho_b = +inf is written as null";
+  EXPECT_EQ(json_number(json, "threads"), 1);
+  EXPECT_LE(json_number(json, "iterations"), 40);
+  const Plan plan = read_plan(out);
+  EXPECT_EQ(plan.csr.nnz(), 400 * 3);
+}
+
+// --help shows the library's defaults (taken from gw::Options{}, not restated in the CLI).
+TEST(CliAlign, HelpShowsLibraryDefaults) {
+  ScratchDir dir;
+  const RunResult run = gwalign({"align", "--help"}, dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const Options defaults;
+  auto default_of = [&](const std::string& flag) {
+    const std::regex line("--" + flag + " arg[\\s\\S]*?\\(default: ([^)]*)\\)");
+    std::smatch match;
+    return std::regex_search(run.out, match, line) ? match[1].str() : std::string("<missing>");
+  };
+  EXPECT_EQ(default_of("max-iter"), std::to_string(defaults.max_iterations));
+  EXPECT_EQ(default_of("top-k"), std::to_string(defaults.top_k));
+  EXPECT_EQ(default_of("knn"), std::to_string(defaults.knn));
+  EXPECT_EQ(std::stod(default_of("eps")), defaults.epsilon);
+  EXPECT_EQ(std::stod(default_of("alpha")), defaults.momentum);
+  EXPECT_EQ(std::stod(default_of("tol")), defaults.tolerance);
+  EXPECT_NE(run.out.find("Examples:"), std::string::npos);
+}
+
+TEST(CliAlign, LogEveryPrintsLinesWhenStderrIsNotATerminal) {
+  ScratchDir dir;
+  const RunResult run = gwalign(
+      spiral_align(dir.file("p.h5"), {"--log-every", "10", "--min-iter", "30"}), dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::regex line("gwalign: iteration [0-9]+/[0-9]+ cost [^\n]* elapsed [^\n]* s\n");
+  const auto count = std::distance(std::sregex_iterator(run.err.begin(), run.err.end(), line),
+                                   std::sregex_iterator());
+  EXPECT_GE(count, 3) << run.err;
+  EXPECT_EQ(run.err.find('\r'), std::string::npos) << "no terminal line without a terminal";
+
+  const RunResult silent = gwalign(spiral_align(dir.file("q.h5")), dir.path());
+  ASSERT_EQ(silent.status, 0) << silent.err;
+  EXPECT_TRUE(silent.err.empty()) << silent.err;
+}
+
+// On a terminal (a pseudo-terminal from util-linux's `script`), progress is one line rewritten
+// in place with \r, cleared before the summary; --quiet prints none.
+TEST(CliAlign, ProgressOnATerminalIsOneUpdatingLine) {
+  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "/usr/bin/script (bsdutils) not installed";
+  ScratchDir dir;
+  std::string command = quote(GW_CLI_BINARY);
+  for (const auto& arg : spiral_align(dir.file("p.h5"), {"--max-iter", "60", "--min-iter", "60"})) {
+    command += ' ';
+    command += quote(arg);
+  }
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  const RunResult run = run_program("/usr/bin/script", {"-qec", command, "/dev/null"}, dir.path());
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  const std::string& tty = run.out;  // the terminal's output: stdout and stderr together
+  const std::regex update("\r\x1b\\[Kgwalign: iteration [0-9]+/60  cost [^\r\n]* eta <= ");
+  const auto updates =
+      std::distance(std::sregex_iterator(tty.begin(), tty.end(), update), std::sregex_iterator());
+  EXPECT_GE(updates, 5) << tty;
+  // Every progress update rewrites the same line: none ends with a newline.
+  EXPECT_FALSE(std::regex_search(tty, std::regex("eta <= [0-9.]+ s\r?\n"))) << tty;
+  const auto summary = tty.find("source  ");
+  ASSERT_NE(summary, std::string::npos) << tty;
+  EXPECT_EQ(tty.substr(summary - 4, 4), "\r\x1b[K") << "the line is cleared before the summary";
+
+  std::string quiet = command + " --quiet";
+  const RunResult silent = run_program("/usr/bin/script", {"-qec", quiet, "/dev/null"}, dir.path());
+  ASSERT_EQ(silent.status, 0) << silent.out;
+  EXPECT_EQ(silent.out.find("gwalign: iteration"), std::string::npos) << silent.out;
+}
+
+// The obsp graph path: a scanpy-style directed kNN distance graph (CSR), symmetrized.
+TEST(CliAlign, AnndataObspGraph) {
+  ScratchDir dir;
+  const std::string json = dir.file("run.json");
+  const RunResult run = gwalign({"align",
+                                 data_file("tiny_source.h5ad"),
+                                 data_file("tiny_target.h5ad"),
+                                 "--rep",
+                                 "obsp:distances",
+                                 "-o",
+                                 dir.file("plan.h5"),
+                                 "--report",
+                                 json,
+                                 "--quiet"},
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string report = read_text(json);
+  // Far from 0 (no alignment); the 10-NN graphs of 200 / 240 noisy cells give ~0.99.
+  EXPECT_GE(json_number(report, "abs_rho"), 0.98) << report.substr(0, 1500);
+  EXPECT_EQ(json_string(report, "truth"), "obs:angle vs obs:angle");
+  EXPECT_NE(json_string(report, "source_geometry").find("graph, 200 nodes"), std::string::npos);
+  EXPECT_EQ(json_string(report, "source_distances"), "precomputed");
+}
+
+// --source-weights obs:COL sets the source marginal: the plan's row sums follow the column.
+TEST(CliAlign, ObsWeightsAreTheSourceMarginal) {
+  ScratchDir dir;
+  const RunResult run = gwalign({"align",
+                                 data_file("tiny_source.h5ad"),
+                                 data_file("tiny_target.h5ad"),
+                                 "--rep",
+                                 "obsm:X_pca",
+                                 "--source-weights",
+                                 "obs:weight",
+                                 "--dense",
+                                 "-o",
+                                 dir.file("plan.h5"),
+                                 "--quiet"},
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const io::H5adReader source(data_file("tiny_source.h5ad"));
+  const std::vector<double> weights = source.read_obs_column("weight");
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  const io::Reader reader(dir.file("plan.h5"));
+  const io::Array<double> plan = reader.read_array<double>("/plan", 2);
+  ASSERT_EQ(plan.shape, (std::vector<std::int64_t>{200, 240}));
+  double l1 = 0.0, l1_uniform = 0.0;
+  for (int i = 0; i < 200; ++i) {
+    const double row = std::accumulate(&plan.data[i * 240], &plan.data[i * 240] + 240, 0.0);
+    l1 += std::abs(row - weights[i] / total);
+    l1_uniform += std::abs(row - 1.0 / 200);
+  }
+  // The solver's row marginals are accurate to ~2% L1 on this problem (measured 0.016 with these
+  // weights, 0.023 with uniform ones: the inner Sinkhorn ends on a column update), while the
+  // weights (1 + U(0, 1)) are 0.17 away from uniform in L1, so the two are told apart.
+  constexpr double kRowMarginalTolerance = 0.05;
+  EXPECT_LT(l1, kRowMarginalTolerance);
+  EXPECT_GT(l1_uniform, 2 * kRowMarginalTolerance);
+}
+
+TEST(CliAlign, FusedWeightWithFeatures) {
+  ScratchDir dir;
+  const RunResult run = gwalign({"align",
+                                 data_file("tiny_source.h5ad"),
+                                 data_file("tiny_target.h5ad"),
+                                 "--rep",
+                                 "obsm:X_pca",
+                                 "--knn",
+                                 "10",
+                                 "--features",
+                                 "obsm:X_pca",
+                                 "--fused-weight",
+                                 "0.2",
+                                 "-o",
+                                 dir.file("plan.h5"),
+                                 "--report",
+                                 "-",
+                                 "--quiet"},
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(json_number(run.out, "fused_weight"), 0.2);
+  // Plain OT on the feature cost (no geometry) runs too.
+  const RunResult ot = gwalign({"align",
+                                data_file("tiny_source.h5ad"),
+                                data_file("tiny_target.h5ad"),
+                                "--features",
+                                "obsm:X_pca",
+                                "--fused-weight",
+                                "1",
+                                "-o",
+                                dir.file("ot.h5"),
+                                "--quiet"},
+                               dir.path());
+  ASSERT_EQ(ot.status, 0) << ot.err;
+  EXPECT_EQ(read_plan(dir.file("ot.h5")).matching.size(), 200u);
+}
+
+// ------------------------------------------------------------------------------------ generate
+
+TEST(CliGenerate, WritesTheDatagenPointsAndAngles) {
+  ScratchDir dir;
+  const std::string out = dir.file("s.h5");
+  const RunResult run =
+      gwalign({"generate", "swissroll", "--n", "60", "--seed", "3", "-o", out}, dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const datagen::PointSet expected = datagen::swiss_roll(60, 3);
+  const io::Reader reader(out);
+  const io::Array<double> points = reader.read_array<double>("/points", 2);
+  EXPECT_EQ(points.shape, (std::vector<std::int64_t>{60, 3}));
+  EXPECT_EQ(points.data, expected.points);
+  EXPECT_EQ(reader.read_array<double>("/angles", 1).data, expected.angles);
+  EXPECT_EQ(reader.read_string_attribute("/", "kind"), "swissroll");
+
+  const std::string h5ad = dir.file("s.h5ad");
+  ASSERT_EQ(
+      gwalign({"generate", "spiral", "--n", "50", "--seed", "4", "-o", h5ad}, dir.path()).status,
+      0);
+  const io::H5adReader adata(h5ad);
+  EXPECT_TRUE(adata.is_anndata());
+  EXPECT_EQ(adata.n_obs(), 50);
+  const datagen::PointSet spiral = datagen::spiral(50, 4);
+  EXPECT_EQ(adata.read_obsm<double>("X_spatial").data, spiral.points);
+  EXPECT_EQ(adata.read_obs_column("angle"), spiral.angles);
+}
+
+// data/spiral_400.h5 and data/swissroll_500.h5 are exactly what data/README.md says made them.
+TEST(CliGenerate, BundledFilesAreReproducible) {
+  const io::Reader spiral(kSpiral), roll(kRoll);
+  EXPECT_EQ(spiral.read_array<double>("/points").data, datagen::spiral(400, 0).points);
+  EXPECT_EQ(spiral.read_array<double>("/angles").data, datagen::spiral(400, 0).angles);
+  EXPECT_EQ(roll.read_array<double>("/points").data, datagen::swiss_roll(500, 0).points);
+  EXPECT_EQ(roll.read_array<double>("/angles").data, datagen::swiss_roll(500, 0).angles);
+}
+
+TEST(CliGenerate, AlignsGeneratedAnndataByDefaultRep) {
+  ScratchDir dir;
+  ASSERT_EQ(gwalign({"generate", "spiral", "--n", "300", "--seed", "1", "-o", dir.file("a.h5ad")},
+                    dir.path())
+                .status,
+            0);
+  ASSERT_EQ(
+      gwalign({"generate", "swissroll", "--n", "350", "--seed", "1", "-o", dir.file("b.h5ad")},
+              dir.path())
+          .status,
+      0);
+  const RunResult run = gwalign(
+      {"align", dir.file("a.h5ad"), dir.file("b.h5ad"), "--knn", "5", "-o", dir.file("p.h5")},
+      dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("obsm:X_spatial"), std::string::npos) << run.out;
+  const std::regex rho("\\|rho\\| = ([0-9.]+)");
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(run.out, found, rho)) << run.out;
+  EXPECT_GE(std::stod(found[1].str()), 0.99);
+}
+
+// ------------------------------------------------------------------------- help and version
+
+std::vector<std::string> listed_names(const std::string& usage, const std::string& header) {
+  std::vector<std::string> names;
+  const auto start = usage.find(header);
+  if (start == std::string::npos) return names;
+  std::istringstream lines(usage.substr(start + header.size()));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ' || line[2] == '-') {
+      if (!names.empty()) break;
+      continue;
+    }
+    names.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  return names;
+}
+
+TEST(CliHelp, EverySubcommandHasHelpAndVersionWorks) {
+  ScratchDir dir;
+  const RunResult usage = gwalign({"--help"}, dir.path());
+  ASSERT_EQ(usage.status, 0);
+  const std::vector<std::string> commands = listed_names(usage.out, "Commands:\n");
+  for (const char* expected : {"align", "bench", "generate", "info"}) {
+    EXPECT_NE(std::find(commands.begin(), commands.end(), expected), commands.end())
+        << expected << " missing from:\n"
+        << usage.out;
+  }
+  for (const auto& command : commands) {
+    const RunResult help = gwalign({command, "--help"}, dir.path());
+    EXPECT_EQ(help.status, 0) << command << ": " << help.err;
+    EXPECT_NE(help.out.find("gwalign " + command), std::string::npos) << help.out;
+  }
+  const RunResult benches = gwalign({"bench", "--help"}, dir.path());
+  ASSERT_EQ(benches.status, 0);
+  const std::vector<std::string> names = listed_names(benches.out, "Benchmarks:\n");
+  EXPECT_NE(std::find(names.begin(), names.end(), "spiral"), names.end()) << benches.out;
+  for (const auto& bench : names) {
+    const RunResult help = gwalign({"bench", bench, "--help"}, dir.path());
+    EXPECT_EQ(help.status, 0) << "bench " << bench << ": " << help.err;
+    EXPECT_FALSE(help.out.empty()) << "bench " << bench;
+  }
+  for (const char* command : {"align", "generate"}) {
+    EXPECT_NE(gwalign({command, "--help"}, dir.path()).out.find("Examples:"), std::string::npos)
+        << command;
+  }
+  const RunResult version = gwalign({"--version"}, dir.path());
+  EXPECT_EQ(version.status, 0);
+  EXPECT_NE(version.out.find(std::string("gwalign ") + GW_VERSION_STRING), std::string::npos)
+      << version.out;
+}
+
+// ------------------------------------------------------------------------------- bad inputs
+
+// Fixtures for the bad-input table, written with gw::io next to the scratch output directory.
+class BadInputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(out_dir());
+    Rng rng(2026);
+    {
+      io::Writer w(file("rank3.h5"));
+      std::vector<double> values(40);
+      for (double& v : values) v = rng.uniform();
+      const std::int64_t shape[] = {10, 2, 2};
+      w.write_array<double>("/points", std::span<const double>(values), shape);
+      w.commit();
+    }
+    {
+      io::Writer w(file("nan.h5"));
+      std::vector<double> points = datagen::spiral(50, 1).points;
+      points[2 * 17 + 1] = std::numeric_limits<double>::quiet_NaN();
+      const std::int64_t shape[] = {50, 2};
+      w.write_array<double>("/points", std::span<const double>(points), shape);
+      w.commit();
+    }
+    {
+      // A ring graph of 30 nodes with one negative edge length, under /obsp/ like an h5ad graph.
+      io::CsrArray<float> ring;
+      ring.rows = ring.cols = 30;
+      ring.indptr.push_back(0);
+      for (Index i = 0; i < 30; ++i) {
+        ring.indices.push_back((i + 1) % 30);
+        ring.data.push_back(i == 12 ? -0.5f : 0.1f + rng.uniform_float());
+        ring.indptr.push_back(static_cast<Offset>(ring.indices.size()));
+      }
+      io::Writer w(file("graph.h5"));
+      w.write_csr<float>("/obsp/ring", ring);
+      w.commit();
+    }
+    {
+      io::Writer w(file("dist.h5"));
+      std::vector<float> values(30 * 20);
+      for (float& v : values) v = rng.uniform_float();
+      const std::int64_t shape[] = {30, 20};
+      w.write_array<float>("/dist", std::span<const float>(values), shape);
+      w.commit();
+    }
+    {
+      io::Writer w(file("cost.h5"));
+      std::vector<double> values(400 * 499);
+      for (double& v : values) v = rng.uniform();
+      const std::int64_t shape[] = {400, 499};
+      w.write_array<double>("/cost", std::span<const double>(values), shape);
+      w.commit();
+    }
+  }
+
+  std::string file(const std::string& name) const { return dir_.file(name); }
+  fs::path out_dir() const { return dir_.path() / "out"; }
+  std::string out() const { return (out_dir() / "plan.h5").string(); }
+
+  // Runs gwalign and checks the exit status, a one-line message with every fragment, and that
+  // nothing (not even a temporary) was left in `check_dir`.
+  void expect_failure(const std::vector<std::string>& args,
+                      int status,
+                      const std::vector<std::string>& fragments,
+                      const fs::path& check_dir,
+                      const std::vector<std::string>& expected_entries = {}) {
+    const RunResult run = gwalign(args, dir_.path());
+    EXPECT_EQ(run.status, status) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << "not one line: " << run.err;
+    EXPECT_EQ(run.err.rfind("gwalign: ", 0), 0u) << run.err;
+    for (const auto& fragment : fragments) {
+      EXPECT_NE(run.err.find(fragment), std::string::npos)
+          << "message lacks '" << fragment << "': " << run.err;
+    }
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    EXPECT_EQ(directory_entries(check_dir), expected_entries) << "left behind in " << check_dir;
+  }
+
+  ScratchDir dir_;
+};
+
+TEST_F(BadInputs, MissingFile) {
+  expect_failure(
+      {"align", file("nope.h5"), kRoll, "-o", out()}, 66, {"nope.h5", "does not exist"}, out_dir());
+}
+
+TEST_F(BadInputs, MissingDataset) {
+  expect_failure({"align", kSpiral, kRoll, "--source-rep", "/nothing", "-o", out()},
+                 66,
+                 {"/nothing", "spiral_400.h5"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, WrongRank) {
+  expect_failure({"align", file("rank3.h5"), kRoll, "-o", out()},
+                 65,
+                 {"/points", "rank3.h5", "rank 3"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, NanInPoints) {
+  expect_failure({"align", file("nan.h5"), kRoll, "-o", out()},
+                 65,
+                 {"/points", "nan.h5", "non-finite", "impute"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, NegativeEdgeWeight) {
+  expect_failure({"align", file("graph.h5"), kRoll, "--source-rep", "/obsp/ring", "-o", out()},
+                 65,
+                 {"/obsp/ring", "graph.h5", "-0.5", "non-negative"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, NonSquareDistanceMatrix) {
+  expect_failure(
+      {"align", file("dist.h5"), file("dist.h5"), "--rep", "/dist", "--as-distances", "-o", out()},
+      65,
+      {"/dist", "dist.h5", "30 x 20", "square"},
+      out_dir());
+}
+
+TEST_F(BadInputs, MismatchedFeatureCostShape) {
+  expect_failure({"align",
+                  kSpiral,
+                  kRoll,
+                  "--fused-weight",
+                  "0.5",
+                  "--feature-cost",
+                  file("cost.h5") + ":/cost",
+                  "-o",
+                  out()},
+                 65,
+                 {"/cost", "cost.h5", "400 x 499", "400 x 500"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, UnknownOption) {
+  expect_failure({"align", kSpiral, kRoll, "--frobnicate", "-o", out()},
+                 64,
+                 {"frobnicate", "--help"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, NegativeMarginalWeight) {
+  {
+    io::Writer w(file("weights.h5"));
+    std::vector<double> weights(400, 1.0);
+    weights[9] = -1.0;
+    const std::int64_t shape[] = {400};
+    w.write_array<double>("/w", std::span<const double>(weights), shape);
+    w.commit();
+  }
+  expect_failure(
+      {"align", kSpiral, kRoll, "--source-weights", file("weights.h5") + ":/w", "-o", out()},
+      65,
+      {"weights.h5", "weight 9 is -1"},
+      out_dir());
+}
+
+TEST_F(BadInputs, OutputDirectoryMissing) {
+  const fs::path missing = out_dir() / "no" / "such";
+  expect_failure({"align", kSpiral, kRoll, "-o", (missing / "plan.h5").string()},
+                 73,
+                 {"plan.h5", "does not exist"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, OutputDirectoryNotWritable) {
+  const fs::path locked = out_dir() / "locked";
+  if (::geteuid() == 0) {
+    // Root writes through permission bits, so a directory that cannot hold files stands in: a
+    // path whose parent is a regular file.
+    { std::ofstream(locked.string()) << "a file, not a directory\n"; }
+    expect_failure({"align", kSpiral, kRoll, "-o", (locked / "plan.h5").string()},
+                   73,
+                   {"plan.h5", "not a directory"},
+                   out_dir(),
+                   {"locked"});
+    fs::remove(locked);
+  } else {
+    fs::create_directories(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    expect_failure({"align",
+                    kSpiral,
+                    kRoll,
+                    "-o",
+                    (locked / "plan.h5").string(),
+                    "--report",
+                    (locked / "run.json").string()},
+                   73,
+                   {"plan.h5", "cannot write in directory"},
+                   locked);
+    fs::permissions(locked, fs::perms::owner_all);
+  }
+  // The report file's directory is checked before solving as well.
+  expect_failure({"align",
+                  kSpiral,
+                  kRoll,
+                  "-o",
+                  out(),
+                  "--report",
+                  (out_dir() / "missing" / "run.json").string()},
+                 73,
+                 {"run.json"},
+                 out_dir());
+}
+
+// Blosc (HDF5 filter 32001, written by PyTables: data/make_filter_fixtures.py) is not decoded.
+TEST_F(BadInputs, BloscCompressedDatasetIsRejected) {
+  expect_failure({"align", data_file("spiral_400_blosc.h5"), kRoll, "-o", out()},
+                 65,
+                 {"/points", "spiral_400_blosc.h5", "blosc"},
+                 out_dir());
+}
+
+// LZF (h5py's filter 32000) is decoded by gw::io itself (anndata's own legacy archives use it),
+// so the LZF copy of the spiral must align exactly like the original.
+TEST_F(BadInputs, LzfCompressedDatasetIsReadCorrectly) {
+  const RunResult lzf = gwalign(
+      {"align", data_file("spiral_400_lzf.h5"), kRoll, "-o", out(), "--knn", "5", "--threads", "2"},
+      dir_.path());
+  ASSERT_EQ(lzf.status, 0) << lzf.err;
+  const std::string plain = (out_dir() / "plain.h5").string();
+  const RunResult run =
+      gwalign({"align", kSpiral, kRoll, "-o", plain, "--knn", "5", "--threads", "2"}, dir_.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(read_plan(out()).matching, read_plan(plain).matching);
+  EXPECT_EQ(read_plan(out()).csr.data, read_plan(plain).csr.data);
+}
+
+}  // namespace
+}  // namespace gw::cli::test

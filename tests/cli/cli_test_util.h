@@ -1,0 +1,133 @@
+// Helpers of the CLI tests: run the built gwalign binary (GW_CLI_BINARY, set by CMake from
+// $<TARGET_FILE:gwalign_cli>) and /usr/bin/python3, and pick numbers out of a JSON report.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace gw::cli::test {
+
+struct RunResult {
+  int status = -1;  // exit status (-1: did not exit normally)
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+inline std::string quote(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `program args...` with stdin from /dev/null; stdout and stderr are captured separately
+// (stderr through a file in `scratch`, so that stderr is never a terminal).
+inline RunResult run_program(const std::string& program,
+                             const std::vector<std::string>& args,
+                             const std::filesystem::path& scratch) {
+  static int counter = 0;
+  std::string err_name = ".stderr-";
+  err_name += std::to_string(counter++);
+  const std::string err_file = (scratch / err_name).string();
+  std::string command = quote(program);
+  for (const auto& arg : args) {
+    command += ' ';
+    command += quote(arg);
+  }
+  command += " </dev/null 2>";
+  command += quote(err_file);
+  RunResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.err = read_text(err_file);
+  std::filesystem::remove(err_file);
+  return result;
+}
+
+// The gwalign binary under test. ctest runs several tests at once on a machine others share, so
+// each child's OpenMP threads are often oversubscribed; libgomp's default spin-waiting then slows
+// a 1 s alignment to 30 s. Passive waiting (unless the caller chose a policy) keeps the suite's
+// duration reasonable; the tests assert results, never times.
+inline RunResult gwalign(const std::vector<std::string>& args,
+                         const std::filesystem::path& scratch) {
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  return run_program(GW_CLI_BINARY, args, scratch);
+}
+
+// A bundled input file under data/.
+inline std::string data_file(const std::string& name) {
+  return std::string(GW_SOURCE_DIR) + "/data/" + name;
+}
+
+// The number after the first "key": in a JSON text (NaN when absent or null).
+inline double json_number(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  const auto pos = json.find(needle);
+  if (pos == std::string::npos) return std::nan("");
+  const char* start = json.c_str() + pos + needle.size();
+  char* end = nullptr;
+  const double value = std::strtod(start, &end);
+  return end == start ? std::nan("") : value;
+}
+
+// The string after the first "key": in a JSON text (empty when absent or not a string).
+inline std::string json_string(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  auto pos = json.find(needle);
+  if (pos == std::string::npos) return "";
+  pos = json.find_first_not_of(" \n", pos + needle.size());
+  if (pos == std::string::npos || json[pos] != '"') return "";
+  const auto end = json.find('"', pos + 1);
+  return json.substr(pos + 1, end - pos - 1);
+}
+
+// Names in a directory, hidden ones included (temporary files start with '.').
+inline std::vector<std::string> directory_entries(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
+// Whether /usr/bin/python3 can import anndata (checked once); the message says why not.
+inline const RunResult& anndata_available() {
+  static const RunResult result = [] {
+    gw::test::ScratchDir scratch;
+    return run_program("/usr/bin/python3",
+                       {"-c", "import anndata, scipy.sparse; print(anndata.__version__)"},
+                       scratch.path());
+  }();
+  return result;
+}
+
+}  // namespace gw::cli::test
