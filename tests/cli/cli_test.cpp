@@ -262,6 +262,67 @@ TEST(CliAlign, AnndataObspGraph) {
   EXPECT_EQ(json_string(report, "source_distances"), "precomputed");
 }
 
+// --as-distances: a dense distance matrix and a CSR one (every off-diagonal pair stored) of a
+// shuffled copy of the same random cloud; GW must recover the shuffle.
+TEST(CliAlign, DistanceMatricesDenseAndCsrRecoverAPermutation) {
+  ScratchDir dir;
+  constexpr Index n = 80;
+  Rng rng(31);
+  const std::vector<double> points = gw::test::random_points(rng, n, 3);
+  std::vector<Index> perm(n);  // target node j is source node perm[j]
+  std::iota(perm.begin(), perm.end(), 0);
+  rng.shuffle(std::span<Index>(perm));
+  auto distance = [&](Index a, Index b) {
+    double s = 0.0;
+    for (int c = 0; c < 3; ++c) s += std::pow(points[a * 3 + c] - points[b * 3 + c], 2);
+    return static_cast<float>(std::sqrt(s));
+  };
+  std::vector<float> dense(n * n);
+  io::CsrArray<float> csr;
+  csr.rows = csr.cols = n;
+  csr.indptr.push_back(0);
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = 0; j < n; ++j) {
+      dense[i * n + j] = distance(i, j);
+      if (i != j) {
+        csr.indices.push_back(j);
+        csr.data.push_back(distance(perm[i], perm[j]));
+      }
+    }
+    csr.indptr.push_back(static_cast<Offset>(csr.indices.size()));
+  }
+  {
+    io::Writer w(dir.file("d.h5"));
+    const std::int64_t shape[] = {n, n};
+    w.write_array<float>("/dist", std::span<const float>(dense), shape);
+    w.write_csr<float>("/dist_csr", csr);
+    w.commit();
+  }
+  const std::string out = dir.file("plan.h5");
+  const RunResult run = gwalign({"align",
+                                 dir.file("d.h5"),
+                                 dir.file("d.h5"),
+                                 "--source-rep",
+                                 "/dist",
+                                 "--target-rep",
+                                 "/dist_csr",
+                                 "--as-distances",
+                                 "-o",
+                                 out,
+                                 "--report",
+                                 "-",
+                                 "--quiet"},
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(json_string(run.out, "source_distances"), "dense");
+  EXPECT_EQ(json_string(run.out, "target_distances"), "dense");
+  const Plan plan = read_plan(out);
+  int correct = 0;
+  for (Index i = 0; i < n; ++i) correct += perm[plan.matching[i]] == i;
+  // Entropic blur can swap a few near neighbours; a wrong basin would get almost none right.
+  EXPECT_GE(correct, 0.9 * n) << correct << " of " << n;
+}
+
 // --source-weights obs:COL sets the source marginal: the plan's row sums follow the column.
 TEST(CliAlign, ObsWeightsAreTheSourceMarginal) {
   ScratchDir dir;

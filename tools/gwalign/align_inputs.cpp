@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <span>
@@ -191,21 +192,33 @@ std::vector<double> read_node_vector(const std::string& file,
 
 Side load_side(const SideRequest& request) {
   Side side;
+  GW_CHECK_CODE(std::filesystem::exists(request.file),
+                ErrorCode::kNotFound,
+                (request.role == "source" ? "SOURCE" : "TARGET")
+                    << " file '" << request.file << "' does not exist; check the path");
   side.rep = request.rep.empty() ? default_rep(request.file, request.role) : request.rep;
   const io::H5Path where = resolve(request.file, side.rep);
-  const io::Reader reader(where.file);
-  const io::MatrixFormat format = io::matrix_format(reader, where.object);
-  const bool under_obsp = starts_with(where.object, "/obsp/");
-  if (request.as_distances) {
-    side.geometry = distances_geometry(reader, where, request, side.description);
-  } else if (under_obsp && format == io::MatrixFormat::kDense) {
-    GW_THROW(ErrorCode::kInvalidArgument,
-             where_text(where) << " is a dense matrix; add --as-distances to use it as an n x n "
-                                  "distance matrix (obsp graphs are read from CSR groups)");
-  } else if (under_obsp && format != io::MatrixFormat::kNone) {
-    side.geometry = graph_geometry(reader, where, side.description);
-  } else {
-    side.geometry = points_geometry(reader, where, side.description);
+  try {
+    const io::Reader reader(where.file);
+    const io::MatrixFormat format = io::matrix_format(reader, where.object);
+    const bool under_obsp = starts_with(where.object, "/obsp/");
+    if (request.as_distances) {
+      side.geometry = distances_geometry(reader, where, request, side.description);
+    } else if (under_obsp && format == io::MatrixFormat::kDense) {
+      GW_THROW(ErrorCode::kInvalidArgument,
+               where_text(where) << " is a dense matrix; add --as-distances to use it as an n x n "
+                                    "distance matrix (obsp graphs are read from CSR groups)");
+    } else if (under_obsp && format != io::MatrixFormat::kNone) {
+      side.geometry = graph_geometry(reader, where, side.description);
+    } else {
+      side.geometry = points_geometry(reader, where, side.description);
+    }
+  } catch (const Error& e) {
+    // A missing file or dataset: say which flag named it and where to look for the right name.
+    if (e.code() != ErrorCode::kNotFound) throw;
+    throw Error(e.code(),
+                "--" + request.role + "-rep '" + side.rep + "': " + e.what() +
+                    "; see gwalign info " + where.file);
   }
   side.n = side.geometry.num_nodes();
 
