@@ -18,6 +18,7 @@
 #include "cli_util.h"
 #include "command.h"
 #include "core/config.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "io/h5ad.h"
@@ -254,6 +255,8 @@ int run_align(int argc, char** argv) {
   GW_CHECK(flags.count("output"), "give the output file with -o OUT.h5 (see --help)");
 
   Options options = solver_options_from_flags(flags);
+  // An unavailable backend fails here, before any file is read or created.
+  require_backend(options.backend, options.device);
   ProgressDisplay progress(flags.count("quiet") > 0, flags["log-every"].as<int>());
   options.progress = progress.callback();
 
