@@ -20,6 +20,8 @@ namespace {
 // Beyond this many distinct genes per sample the pairwise merges (O(k * output)) lose to one
 // sort of the concatenated lists (O(output log output)).
 constexpr std::size_t kMaxPairwiseMerge = 8;
+// Removal lists of fewer incident entries than this run on one thread (see removal_lists).
+constexpr Offset kParallelMinEntries = Offset{1} << 20;
 
 // Distinct genes of every sample, ascending within a sample: genes[gptr[b] .. gptr[b+1]).
 struct DistinctGenes {
@@ -128,6 +130,16 @@ std::vector<RemovedEdges> removal_lists(const std::vector<TypeLists>& types,
                                         int team) {
   const int num_types = static_cast<int>(types.size());
   const Offset tasks = static_cast<Offset>(num_types) * samples;
+  // Small batches run on one thread: B = 64 triples on the yeast graph merge ~150k entries in
+  // ~0.8 ms, and a thread team's barriers cost more than that whenever another process holds a
+  // core (measured: 17 ms median with two threads on the shared 2-core benchmark machine).
+  Offset entries = 0;
+  for (const TypeLists& type : types) {
+    for (const Index g : distinct.genes) {
+      entries += type.incidence->offsets[g + 1] - type.incidence->offsets[g];
+    }
+  }
+  if (entries < kParallelMinEntries) team = 1;
   std::vector<TaskList> lists(tasks);
   std::vector<std::vector<Offset>> arenas(team);
   std::vector<RemovedEdges> out(num_types);
