@@ -423,6 +423,10 @@ static_assert(kVecs * 64 == kRowBytes, "entry_bytes_ assume kRowBytes per tile r
 template <typename T>
 constexpr int kBlock = kVecs * 64 / static_cast<int>(sizeof(T));
 
+// Below this many multiply-adds (~3 ms on one core) a batch with fewer tasks than threads runs on
+// the calling thread instead of splitting each product's rows across the team (see apply_impl).
+constexpr double kTeamMinMultiplyAdds = 1 << 26;
+
 // A tile's working set (X block, two recurrence buffers, the Y block) is kept under ~1 MiB so the
 // whole recurrence runs out of one core's L2 (2 MiB on the benchmark machine).
 constexpr std::size_t kTileBytes = std::size_t{1} << 20;
@@ -676,6 +680,31 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
 
   const T* xp = x.data();
   T* yp = y.data();
+  // A few small tasks (one graph of a few hundred nodes) run on the calling thread: splitting
+  // them across a team costs a barrier per Chebyshev step, which is cheap on an idle machine but
+  // costs up to a scheduler time slice whenever another process holds a core.
+  const double macs = static_cast<double>(weights_.size() - 1) * static_cast<double>(op_.nnz()) *
+                      static_cast<double>(channels);
+  if (static_cast<Offset>(tasks.size()) < threads && macs < kTeamMinMultiplyAdds) {
+    Workspace<T> ws;
+    ws.ensure(max_rows);
+    for (const Task& task : tasks) {
+      run_task<T>(task,
+                  op_,
+                  entry_bytes_.data(),
+                  values,
+                  node_offsets_,
+                  weights_,
+                  seq_len_,
+                  channels,
+                  xp,
+                  yp,
+                  ws,
+                  0,
+                  1);
+    }
+    return;
+  }
   if (static_cast<Offset>(tasks.size()) >= threads) {
 #pragma omp parallel num_threads(threads)
     {

@@ -111,9 +111,10 @@ struct DiffusionOptions {
 // Construction: O(total nodes + edges) (offset edges, build_csr, normalized_laplacian, shift),
 // multithreaded. apply(): K SpMMs with the operator's nnz, blocked so that each (group of
 // graphs, block of 64 float / 32 double channels) runs the whole recurrence in its thread's cache;
-// batches too small to occupy every thread fall back to splitting each product's rows across the
-// team. Every sum over a row's entries runs in CSR order, so results do not depend on the thread
-// count.
+// batches with fewer such tasks than threads split each product's rows across the team, unless
+// they are small (under 2^26 multiply-adds, e.g. one graph of a few hundred nodes), which run on
+// the calling thread: a barrier per step costs more than it saves on a busy machine. Every sum over
+// a row's entries runs in CSR order, so results do not depend on the thread count.
 //
 // Thread-safety: immutable after construction; apply() may be called concurrently.
 class HeatDiffusion {

@@ -334,6 +334,28 @@ TEST(Diffusion, FloatMatchesDoubleAndThreadCountDoesNotMatter) {
   }
 }
 
+// One graph large enough (> 2^26 multiply-adds) that two threads split each product's rows, with
+// a barrier per step: the same result as one thread, and as the reference.
+TEST(Diffusion, LargeSingleGraphSplitsRowsAcrossTheTeam) {
+  Rng rng(77);
+  const DiffusionGraphSet set = random_diffusion_graphs(rng, 1, 8000, 10.0);
+  const Index channels = 32;  // one channel block in float64: a single task
+  const std::size_t size = static_cast<std::size_t>(8000) * channels;
+  const std::vector<double> x = random_signal(rng, size);
+  DiffusionOptions options;
+  options.symmetrize = true;
+  options.threads = 2;
+  std::vector<double> y2(size), y1(size), ref(size);
+  const HeatDiffusion op(set.view(), 8000, options);
+  ASSERT_GE(64.0 * op.nnz() * channels, 67108864.0);
+  op.apply(std::span<const double>(x), channels, std::span<double>(y2));
+  options.threads = 1;
+  diffuse_batch(set.view(), x, 8000, channels, y1, options);
+  EXPECT_EQ(y1, y2);
+  diffuse_batch_reference(set.view(), x, 8000, channels, ref, options);
+  EXPECT_LE(max_abs_diff(y2, ref), kRecurrenceTolerance);
+}
+
 TEST(Diffusion, OrderZeroAndOneAreTheFirstTerms) {
   Rng rng(4);
   const CsrGraph g = random_undirected(rng, 10, 20, false);
