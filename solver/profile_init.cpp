@@ -62,6 +62,18 @@ RowMatrixF distance_profiles(const DistanceProvider& provider,
 
 }  // namespace
 
+DistanceProfiles distance_profile_features(const PreparedProblem& problem, const Options& options) {
+  Rng rng(options.seed, /*stream=*/4);
+  const int quantiles = options.profile_quantiles;
+  const RowMatrixF source =
+      distance_profiles(*problem.source, problem.p, options.profile_anchors, quantiles, rng);
+  const RowMatrixF target =
+      distance_profiles(*problem.target, problem.q, options.profile_anchors, quantiles, rng);
+  return {std::vector<float>(source.data(), source.data() + source.size()),
+          std::vector<float>(target.data(), target.data() + target.size()),
+          quantiles};
+}
+
 std::vector<double> distance_profile_plan(const PreparedProblem& problem, const Options& options) {
   const Index n = problem.n, k = problem.k;
   const int quantiles = options.profile_quantiles;

@@ -355,8 +355,9 @@ Result solve(const Problem& problem, const Options& options) {
     if (coarse.used) pb.initial_plan = std::move(coarse.plan);
   }
 
+  // The CUDA loop builds the distance-profile plan on the device (gw_loop_cuda.cpp).
   if (pb.initial_plan.empty() && pb.source &&
-      options.initial_plan == InitialPlan::kDistanceProfiles) {
+      options.initial_plan == InitialPlan::kDistanceProfiles && options.backend != Backend::kCuda) {
     ScopedPhase phase(result.timings, "init");
     pb.initial_plan = detail::distance_profile_plan(pb, options);
   }

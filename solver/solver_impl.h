@@ -43,6 +43,16 @@ SlackLayout slack_layout(Index n, Index k, const Options& options);
 // Distance-profile initial plan (Options::initial_plan), n x k float64, mass 1.
 std::vector<double> distance_profile_plan(const PreparedProblem& problem, const Options& options);
 
+// The quantile profiles behind distance_profile_plan, drawn exactly as it draws them, for a
+// backend that builds the plan itself (the CUDA loop): row-major float32, n x quantiles (source)
+// and k x quantiles (target).
+struct DistanceProfiles {
+  std::vector<float> source;
+  std::vector<float> target;
+  int quantiles = 0;
+};
+DistanceProfiles distance_profile_features(const PreparedProblem& problem, const Options& options);
+
 // The loop on the CPU: fills plan (n x k, float64, row-major), matching-independent fields of the
 // result (termination, message, iterations, log, gw_cost_estimate, timings, threads). Takes over
 // (and frees) problem.initial_plan once the loop's own plan holds it, to keep peak memory down.
@@ -51,7 +61,9 @@ void run_cpu_loop(PreparedProblem& problem,
                   std::vector<double>& plan,
                   Result& result);
 
-// The loop on a CUDA device (same contract). Throws kNotCompiled in a build without CUDA.
+// The loop on a CUDA device (same contract). It also builds the distance-profile start on the
+// device when problem.initial_plan is empty (solve() leaves that step to it for kCuda). Throws
+// kNotCompiled in a build without CUDA.
 void run_cuda_loop(PreparedProblem& problem,
                    const Options& options,
                    std::vector<double>& plan,

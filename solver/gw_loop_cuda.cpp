@@ -1,0 +1,699 @@
+// The sampled GW loop on a CUDA device (DESIGN.md section 6), step for step the loop of
+// gw_loop_cpu.cpp: same uniforms (Rng(seed, 1)), same providers and clamping on the host, same
+// augmented-factor GEMM, EMA / fused blends, slack layout, warm-started Sinkhorn, momentum blend,
+// stopping rules, progress callback and Result fields. Compiled only in CUDA builds
+// (gw_loop_cuda_stub.cpp otherwise).
+//
+// Where the data lives. Device, allocated once per solve (Real = float32 in mixed precision):
+//   Lambda (n+1)(k+1) Real, T n k Real, T_new (n+1)(k+1) Real, [EMA of Lambda n k Real],
+//   [fused feature cost n k Real], D_X n M and D_Y k M float32, the GEMM factors (n + k)(M + 2)
+//   Real, per-row change / cost / mass (3n doubles), plus CudaSinkhorn's and the sampler's
+//   scratch (O((n + k) + (n / 256) k) doubles). Host: the distance blocks (pinned, written by
+//   the providers), a pinned staging buffer for the initial and final plans.
+//   At 45k x 45k in float32 that is ~24 GB of device memory.
+// Per iteration: the sampler draws M pairs from T on the device (2M uniforms up, 2M ids down);
+// the providers compute D_X, D_Y on the host (two small H2D copies); the factor kernels and one
+// cuBLAS GEMM write Lambda; CudaSinkhorn solves from the previous potentials; plan_to_device
+// writes T_new; the blend kernel updates T with per-row partials, reduced on the device to
+// (||dT||^2, <Lambda, T>), 16 bytes read back. Host synchronizations per iteration: the anchors,
+// Lambda before Sinkhorn (the solver runs on its own stream), Sinkhorn's own checks, T_new before
+// the blend, and the totals -- the anchors must come back every iteration anyway, since the
+// distance providers run on the host, so the stopping rule sees every iteration as on the CPU.
+// The final plan comes back as float64 n x k (solve() computes matching, top-k and loss from it
+// on the host): 8 n k bytes of host memory, 16 GB at 45k x 45k.
+//
+// Determinism: no atomics in any reduction (fixed-order block reductions, cuBLAS on one stream),
+// so the same seed on the same device and build reproduces the plan bitwise.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "sampling/cuda/device_memory_impl.h"
+#include "sampling/cuda_sampling.h"
+#include "sampling/sampling.h"
+#include "sinkhorn/cuda_sinkhorn.h"
+#include "sinkhorn/sinkhorn.h"
+#include "solver/cuda/gw_loop_kernels.cuh"
+#include "solver/solver_impl.h"
+
+#define GW_CUBLAS_CHECK(call)                                                                 \
+  do {                                                                                        \
+    const cublasStatus_t gw_cublas_status_ = (call);                                          \
+    if (gw_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                         \
+      GW_THROW(::gw::ErrorCode::kInternal,                                                    \
+               "cuBLAS call " #call " failed: " << cublasGetStatusString(gw_cublas_status_)); \
+    }                                                                                         \
+  } while (0)
+
+namespace gw::detail {
+
+namespace {
+
+using cuda::DeviceAlloc;
+using cuda::PinnedAlloc;
+
+// Elements per half of the double-buffered pinned staging buffer of the plan transfers.
+constexpr std::size_t kStagingElements = std::size_t{1} << 23;
+// Device memory left free beyond the loop's buffers (cuBLAS workspace, CUDA context growth).
+constexpr double kHeadroomBytes = 512.0 * (1 << 20);
+
+class CublasHandle {
+ public:
+  explicit CublasHandle(cudaStream_t stream) {
+    GW_CUBLAS_CHECK(cublasCreate(&handle_));
+    try {
+      GW_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+      // No TF32: the cost must match the CPU's float32 GEMM up to summation order.
+      GW_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+    } catch (...) {
+      cublasDestroy(handle_);
+      throw;
+    }
+  }
+  ~CublasHandle() {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// out (n x k, row-major, row stride ldc) = left (n x inner, row-major) * right (k x inner,
+// row-major)^T. Column-major cuBLAS sees row-major X as X^T, so it computes
+// out^T (k x n) = right * left^T: op(A) = A^T on right's storage, op(B) = B on left's.
+void gemm_rows(cublasHandle_t handle,
+               Index n,
+               Index k,
+               int inner,
+               const float* left,
+               const float* right,
+               float* out,
+               Offset ldc) {
+  const float one = 1.0f, zero = 0.0f;
+  GW_CUBLAS_CHECK(cublasSgemm(handle,
+                              CUBLAS_OP_T,
+                              CUBLAS_OP_N,
+                              k,
+                              n,
+                              inner,
+                              &one,
+                              right,
+                              inner,
+                              left,
+                              inner,
+                              &zero,
+                              out,
+                              static_cast<int>(ldc)));
+}
+void gemm_rows(cublasHandle_t handle,
+               Index n,
+               Index k,
+               int inner,
+               const double* left,
+               const double* right,
+               double* out,
+               Offset ldc) {
+  const double one = 1.0, zero = 0.0;
+  GW_CUBLAS_CHECK(cublasDgemm(handle,
+                              CUBLAS_OP_T,
+                              CUBLAS_OP_N,
+                              k,
+                              n,
+                              inner,
+                              &one,
+                              right,
+                              inner,
+                              left,
+                              inner,
+                              &zero,
+                              out,
+                              static_cast<int>(ldc)));
+}
+
+template <typename Real>
+class CudaLoop {
+ public:
+  CudaLoop(const PreparedProblem& problem, const Options& options)
+      : pb_(problem),
+        opt_(options),
+        n_(problem.n),
+        k_(problem.k),
+        m_(options.num_anchors),
+        slack_(slack_layout(problem.n, problem.k, options)),
+        rows_(n_ + (slack_.enabled ? 1 : 0)),
+        cols_(k_ + (slack_.enabled ? 1 : 0)),
+        gw_(options.fused_weight < 1.0),
+        rng_(options.seed, /*stream=*/1),
+        scope_(options.device),
+        sampler_(options.device),
+        stream_(static_cast<cudaStream_t>(sampler_.stream())),
+        blas_(stream_),
+        sinkhorn_(options.device) {
+    const bool ema = opt_.lambda_ema > 0.0;
+    // The fused blend inside the GW loop needs C_feat on the device; plain OT copies it straight
+    // into Lambda.
+    const bool feature_on_device = gw_ && opt_.fused_weight > 0.0 && pb_.feature_cost != nullptr;
+    check_device_memory(ema, feature_on_device);
+
+    const auto block = static_cast<std::size_t>(rows_) * cols_;
+    const auto real_block = static_cast<std::size_t>(n_) * k_;
+    lambda_.ensure(block);
+    plan_new_.ensure(block);
+    plan_.ensure(real_block);
+    if (ema) lambda_ema_.ensure(real_block);
+    row_change_.ensure(n_);
+    row_cost_.ensure(n_);
+    row_mass_.ensure(n_);
+    totals_.ensure(2);
+    totals_host_.ensure(2);
+    if (gw_) {
+      dx_.ensure(static_cast<std::size_t>(n_) * m_);
+      dy_.ensure(static_cast<std::size_t>(k_) * m_);
+      dx_host_.ensure(static_cast<std::size_t>(n_) * m_);
+      dy_host_.ensure(static_cast<std::size_t>(k_) * m_);
+      left_.ensure(static_cast<std::size_t>(n_) * (m_ + 2));
+      right_.ensure(static_cast<std::size_t>(k_) * (m_ + 2));
+      sampler_.reserve(n_, m_);
+    }
+    if (pb_.feature_cost != nullptr) {
+      const auto& values = pb_.feature_cost->values;
+      max_feature_cost_ = *std::max_element(values.begin(), values.end());
+    }
+    if (feature_on_device) {
+      feature_.ensure(real_block);
+      upload_rows(pb_.feature_cost->values.data(), n_, k_, feature_.get(), k_, nullptr);
+    }
+
+    a_.assign(problem.p.begin(), problem.p.end());
+    b_.assign(problem.q.begin(), problem.q.end());
+    if (slack_.enabled) {
+      a_.push_back(slack_.row_mass);
+      b_.push_back(slack_.col_mass);
+    }
+    sinkhorn_.reserve(rows_, cols_, /*reserve_cost=*/false);
+    sinkhorn_options_.max_iterations = opt_.sinkhorn_max_iterations;
+    sinkhorn_options_.tolerance = opt_.sinkhorn_tolerance;
+    sinkhorn_options_.check_every = opt_.sinkhorn_check_every;
+    sinkhorn_options_.rho_a = opt_.rho_a;
+    sinkhorn_options_.rho_b = opt_.rho_b;
+    sinkhorn_options_.precision = precision();
+    sinkhorn_options_.threads = opt_.threads;
+  }
+
+  // T_0 and its row masses on the device: the given plan (rounded to Real, row masses of the
+  // rounded values as on the CPU), the distance-profile plan (built on the device; phase "init"),
+  // or p q^T. Then Sinkhorn is bound to Lambda with zero potentials, as the CPU loop starts.
+  void start(std::vector<double> initial_plan, Result& result) {
+    if (!initial_plan.empty()) {
+      ScopedPhase phase(result.timings, "upload");
+      std::vector<double> masses(n_);
+      upload_rows(initial_plan.data(), n_, k_, plan_.get(), k_, masses.data());
+      std::vector<double>().swap(initial_plan);
+      GW_CUDA_CHECK(cudaMemcpyAsync(row_mass_.get(),
+                                    masses.data(),
+                                    masses.size() * sizeof(double),
+                                    cudaMemcpyHostToDevice,
+                                    stream_));
+      GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    } else if (pb_.source != nullptr && opt_.initial_plan == InitialPlan::kDistanceProfiles) {
+      ScopedPhase phase(result.timings, "init");
+      start_from_distance_profiles();
+    } else {
+      start_from_product();
+    }
+    sinkhorn_.use_device_cost(CostView(static_cast<const Real*>(lambda_.get()), rows_, cols_));
+    sinkhorn_.reset_potentials();  // the profile solve may have left potentials of this shape
+    sinkhorn_.set_marginals(a_, b_);
+  }
+
+  void run(std::vector<double>& plan_out, Result& result) {
+    if (!gw_) {
+      run_plain_ot(result);
+    } else {
+      run_gw(result);
+    }
+    ScopedPhase phase(result.timings, "download");
+    download_plan(plan_out);
+  }
+
+ private:
+  static constexpr Precision precision() {
+    return std::is_same_v<Real, float> ? Precision::kF32 : Precision::kF64;
+  }
+
+  void start_from_product() {
+    DeviceAlloc<double> p(n_), q(k_);
+    GW_CUDA_CHECK(cudaMemcpyAsync(
+        p.get(), pb_.p.data(), pb_.p.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cudaMemcpyAsync(
+        q.get(), pb_.q.data(), pb_.q.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cuda::launch_outer_product(
+        p.get(), q.get(), n_, k_, precision(), plan_.get(), row_mass_.get(), stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before p and q are freed
+  }
+
+  // distance_profile_plan (profile_init.cpp) with its n x k steps on the device: the profiles
+  // come from the host (provider queries and sorts, O((n + k) S log S)); the cost
+  // C_ij = |P_i - R_j|^2 / Q is one GEMM over augmented factors (as for Lambda), clamped at 0,
+  // written into the T_new buffer (unused until the first iteration); Sinkhorn at
+  // profile_epsilon x mean(C) writes T_0 directly; T_0 is then normalized to mass 1.
+  void start_from_distance_profiles() {
+    const DistanceProfiles profiles = distance_profile_features(pb_, opt_);
+    const int q = profiles.quantiles;
+    DeviceAlloc<float> source(profiles.source.size()), target(profiles.target.size());
+    DeviceAlloc<float> left(static_cast<std::size_t>(n_) * (q + 2));
+    DeviceAlloc<float> right(static_cast<std::size_t>(k_) * (q + 2));
+    GW_CUDA_CHECK(cudaMemcpyAsync(source.get(),
+                                  profiles.source.data(),
+                                  profiles.source.size() * sizeof(float),
+                                  cudaMemcpyHostToDevice,
+                                  stream_));
+    GW_CUDA_CHECK(cudaMemcpyAsync(target.get(),
+                                  profiles.target.data(),
+                                  profiles.target.size() * sizeof(float),
+                                  cudaMemcpyHostToDevice,
+                                  stream_));
+    GW_CUDA_CHECK(cuda::launch_augmented_factors(
+        source.get(), n_, q, /*left=*/true, Precision::kF32, left.get(), stream_));
+    GW_CUDA_CHECK(cuda::launch_augmented_factors(
+        target.get(), k_, q, /*left=*/false, Precision::kF32, right.get(), stream_));
+    // Device memory is untyped: the T_new buffer holds at least n k floats in either precision.
+    float* cost = reinterpret_cast<float*>(plan_new_.get());
+    gemm_rows(blas_.get(), n_, k_, q + 2, left.get(), right.get(), cost, k_);
+    GW_CUDA_CHECK(cuda::launch_clamp_rows(cost, n_, k_, row_change_.get(), stream_));
+    const double sum = device_sum(row_change_.get());
+    const double mean = sum / (static_cast<double>(n_) * k_);
+    if (!(mean > 0.0)) {  // every profile alike: nothing to prefer, start from p q^T
+      start_from_product();
+      return;
+    }
+    const double epsilon = opt_.profile_epsilon * mean;
+    sinkhorn_.use_device_cost(CostView(static_cast<const float*>(cost), n_, k_));
+    sinkhorn_.reset_potentials();
+    sinkhorn_.set_marginals(pb_.p, pb_.q);
+    SinkhornOptions profile_options;
+    profile_options.max_iterations = opt_.profile_sinkhorn_iterations;
+    profile_options.tolerance = 0.0;
+    profile_options.threads = opt_.threads;
+    sinkhorn_.solve(epsilon, profile_options);
+    sinkhorn_.plan_to_device(epsilon, PlanView(plan_.get(), n_, k_), Precision::kF32);
+    GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_0 was written on the Sinkhorn stream
+    GW_CUDA_CHECK(
+        cuda::launch_plan_row_sums(plan_.get(), precision(), n_, k_, row_mass_.get(), stream_));
+    const double mass = device_sum(row_mass_.get());
+    GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass),
+                  ErrorCode::kInternal,
+                  "distance-profile initial plan has mass " << mass);
+    GW_CUDA_CHECK(
+        cuda::launch_divide_plan(plan_.get(), precision(), n_, k_, mass, row_mass_.get(), stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Sum of n_ doubles on the device (fixed order), read back.
+  double device_sum(const double* values) {
+    GW_CUDA_CHECK(cuda::launch_pair_sums(values, values, n_, totals_.get(), stream_));
+    GW_CUDA_CHECK(cudaMemcpyAsync(
+        totals_host_.get(), totals_.get(), 2 * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return totals_host_.get()[0];
+  }
+
+  // fused_weight == 1: Lambda = C_feat never changes, so the loop reduces to one Sinkhorn solve.
+  void run_plain_ot(Result& result) {
+    Stopwatch watch;
+    {
+      ScopedPhase phase(result.timings, "cost");
+      const DenseMatrix<double>& c = *pb_.feature_cost;
+      upload_rows(c.values.data(), n_, k_, lambda_.get(), cols_, nullptr);
+      double max_cost = 0.0;
+      for (double v : c.values) max_cost = std::max(max_cost, v);
+      fill_slack(max_cost);
+      GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    SinkhornResult inner;
+    {
+      ScopedPhase phase(result.timings, "sinkhorn");
+      inner = sinkhorn_.solve(opt_.epsilon, sinkhorn_options_);
+      sinkhorn_.plan_to_device(opt_.epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
+      GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
+    }
+    const Totals totals = blend(1.0);
+    result.iterations = 1;
+    result.gw_cost_estimate = totals.cost;
+    result.log.push_back({1,
+                          totals.cost,
+                          totals.error,
+                          opt_.epsilon,
+                          inner.iterations,
+                          inner.marginal_error,
+                          watch.seconds()});
+    if (inner.termination == SinkhornTermination::kNonFinite) {
+      result.termination = Termination::kNonFinite;
+      result.message = "plain OT (fused_weight = 1): Sinkhorn produced a non-finite value";
+    } else {
+      result.termination = Termination::kConverged;
+      result.message = "plain entropic OT on the feature cost (fused_weight = 1): Sinkhorn " +
+                       std::string(to_string(inner.termination)) + " after " +
+                       std::to_string(inner.iterations) + " iterations";
+    }
+  }
+
+  void run_gw(Result& result) {
+    StoppingRule stopping(opt_);
+    Stopwatch watch;
+    // Same bound as the CPU loop: max-normalized distances keep Lambda <= 1 (the EMA too); the
+    // fused blend stays below (1 - alpha_f) + alpha_f max C_feat. The slack entries never change.
+    const double alpha_f = opt_.fused_weight;
+    const bool fused = alpha_f > 0.0 && pb_.feature_cost != nullptr;
+    fill_slack(fused ? (1.0 - alpha_f) + alpha_f * max_feature_cost_ : 1.0);
+    for (int t = 0; t < opt_.max_iterations; ++t) {
+      const int iteration = t + 1;
+      const double epsilon = epsilon_at(opt_, t);
+      AnchorPairs anchors;
+      {
+        ScopedPhase phase(result.timings, "sampling");
+        const std::vector<double> uniforms = draw_sampling_uniforms(rng_, m_);
+        anchors = sampler_.sample(plan_.get(), n_, k_, k_, row_mass_.get(), uniforms);
+      }
+      {
+        ScopedPhase phase(result.timings, "distances");
+        const std::span<float> dx = dx_host_.span(static_cast<std::size_t>(n_) * m_);
+        const std::span<float> dy = dy_host_.span(static_cast<std::size_t>(k_) * m_);
+        pb_.source->distances_to(anchors.rows, dx);
+        pb_.target->distances_to(anchors.cols, dy);
+        clamp_and_normalize(dx, true);
+        clamp_and_normalize(dy, true);
+      }
+      {
+        ScopedPhase phase(result.timings, "cost");
+        fill_gw_cost();
+      }
+      SinkhornResult inner;
+      {
+        ScopedPhase phase(result.timings, "sinkhorn");
+        inner = sinkhorn_.solve(epsilon, sinkhorn_options_);
+      }
+      if (inner.termination == SinkhornTermination::kNonFinite) {
+        result.termination = Termination::kNonFinite;
+        result.message = "Sinkhorn produced a non-finite marginal error at iteration " +
+                         std::to_string(iteration) + " (epsilon " + std::to_string(epsilon) +
+                         "); the plan is the previous iterate's";
+        break;
+      }
+      Totals totals;
+      {
+        ScopedPhase phase(result.timings, "plan");
+        sinkhorn_.plan_to_device(epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
+        GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
+        totals = blend(opt_.momentum);
+      }
+      result.iterations = iteration;
+      result.gw_cost_estimate = totals.cost;
+      result.log.push_back({iteration,
+                            totals.cost,
+                            totals.error,
+                            epsilon,
+                            inner.iterations,
+                            inner.marginal_error,
+                            watch.seconds()});
+      if (!std::isfinite(totals.cost) || !std::isfinite(totals.error)) {
+        result.termination = Termination::kNonFinite;
+        result.message = "the plan became non-finite at iteration " + std::to_string(iteration);
+        break;
+      }
+      const bool check = iteration % opt_.check_every == 0 || iteration == opt_.max_iterations;
+      if (const auto stop = stopping.update(iteration, totals.cost, totals.error, check)) {
+        result.termination = *stop;
+        result.message = stopping.message();
+        break;
+      }
+      if (check && opt_.progress) {
+        Progress progress{
+            iteration, opt_.max_iterations, totals.cost, totals.error, epsilon, watch.seconds()};
+        if (!opt_.progress(progress)) {
+          result.termination = Termination::kCancelled;
+          result.message =
+              "cancelled by the progress callback at iteration " + std::to_string(iteration);
+          break;
+        }
+      }
+    }
+    if (result.termination == Termination::kNotRun) {
+      result.termination = Termination::kMaxIterations;
+      result.message = "reached max_iterations = " + std::to_string(opt_.max_iterations);
+    }
+  }
+
+  // Lambda = a 1^T + 1 b^T - (2/M) D_X D_Y^T as one GEMM over the augmented factors
+  // [D_X | a | 1] (n x (M+2)) and [-(2/M) D_Y | 1 | b] (k x (M+2)), then the EMA / fused blends.
+  // Returns with Lambda complete (CudaSinkhorn reads it from its own stream).
+  void fill_gw_cost() {
+    const std::size_t dx_bytes = static_cast<std::size_t>(n_) * m_ * sizeof(float);
+    const std::size_t dy_bytes = static_cast<std::size_t>(k_) * m_ * sizeof(float);
+    GW_CUDA_CHECK(
+        cudaMemcpyAsync(dx_.get(), dx_host_.get(), dx_bytes, cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(
+        cudaMemcpyAsync(dy_.get(), dy_host_.get(), dy_bytes, cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cuda::launch_augmented_factors(
+        dx_.get(), n_, m_, /*left=*/true, precision(), left_.get(), stream_));
+    GW_CUDA_CHECK(cuda::launch_augmented_factors(
+        dy_.get(), k_, m_, /*left=*/false, precision(), right_.get(), stream_));
+    gemm_rows(blas_.get(), n_, k_, m_ + 2, left_.get(), right_.get(), lambda_.get(), cols_);
+
+    const double beta = opt_.lambda_ema;
+    const bool ema = beta > 0.0;
+    const double alpha_f = opt_.fused_weight;
+    const Real* feature = alpha_f > 0.0 && pb_.feature_cost != nullptr ? feature_.get() : nullptr;
+    if (ema || feature != nullptr) {
+      GW_CUDA_CHECK(cuda::launch_cost_blends(lambda_.get(),
+                                             precision(),
+                                             n_,
+                                             k_,
+                                             cols_,
+                                             ema ? lambda_ema_.get() : nullptr,
+                                             /*first=*/!ema_started_,
+                                             beta,
+                                             feature,
+                                             alpha_f,
+                                             stream_));
+      ema_started_ = ema_started_ || ema;
+    }
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Slack entries (DESIGN.md section 6, step 5), as in the CPU loop: soft slack has cost
+  // 100 max(1, max Lambda) towards the real points and 0 in the corner; exact partial transport
+  // the reverse.
+  void fill_slack(double max_lambda) {
+    if (!slack_.enabled) return;
+    const double big = static_cast<double>(static_cast<Real>(100.0 * std::max(1.0, max_lambda)));
+    const double edge = slack_.exact_partial ? 0.0 : big;
+    const double corner = slack_.exact_partial ? big : 0.0;
+    GW_CUDA_CHECK(
+        cuda::launch_fill_slack(lambda_.get(), precision(), n_, k_, cols_, edge, corner, stream_));
+  }
+
+  struct Totals {
+    double cost = 0.0;   // <Lambda, T>
+    double error = 0.0;  // ||T - T_prev||_F
+  };
+
+  // T <- (1 - alpha) T + alpha T_new on the real block, with the row masses left on the device
+  // for the next sampling; returns the iteration's totals (one 16-byte read-back).
+  Totals blend(double alpha) {
+    GW_CUDA_CHECK(cuda::launch_momentum_blend(plan_.get(),
+                                              plan_new_.get(),
+                                              lambda_.get(),
+                                              precision(),
+                                              n_,
+                                              k_,
+                                              cols_,
+                                              alpha,
+                                              row_change_.get(),
+                                              row_cost_.get(),
+                                              row_mass_.get(),
+                                              stream_));
+    GW_CUDA_CHECK(
+        cuda::launch_pair_sums(row_change_.get(), row_cost_.get(), n_, totals_.get(), stream_));
+    GW_CUDA_CHECK(cudaMemcpyAsync(
+        totals_host_.get(), totals_.get(), 2 * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    Totals totals;
+    totals.error = std::sqrt(totals_host_.get()[0]);
+    totals.cost = totals_host_.get()[1];
+    return totals;
+  }
+
+  // Copies a host float64 matrix (rows x cols, contiguous) into device rows of Real with row
+  // stride dst_stride, rounding on the host into a double-buffered pinned staging buffer (the
+  // conversion of one chunk overlaps the copy of the previous one). When row_mass is given, it
+  // receives each row's sum of the rounded values, summed in column order as on the CPU.
+  void upload_rows(
+      const double* src, Index rows, Index cols, Real* dst, Offset dst_stride, double* row_mass) {
+    const Index chunk_rows = static_cast<Index>(
+        std::max<std::size_t>(1, kStagingElements / static_cast<std::size_t>(cols)));
+    const std::size_t half = static_cast<std::size_t>(chunk_rows) * cols;
+    staging_.ensure(2 * half);
+    int chunk = 0;
+    for (Index r0 = 0; r0 < rows; r0 += chunk_rows, ++chunk) {
+      const Index r1 = std::min<Index>(rows, r0 + chunk_rows);
+      Real* buffer = staging_.get() + (chunk % 2) * half;
+      // The copy that last read this half (chunk - 2) finished at the previous iteration's sync.
+#pragma omp parallel for schedule(static)
+      for (Index i = r0; i < r1; ++i) {
+        const double* in = src + static_cast<std::size_t>(i) * cols;
+        Real* out = buffer + static_cast<std::size_t>(i - r0) * cols;
+        double mass = 0.0;
+        for (Index j = 0; j < cols; ++j) {
+          out[j] = static_cast<Real>(in[j]);
+          mass += static_cast<double>(out[j]);
+        }
+        if (row_mass != nullptr) row_mass[i] = mass;
+      }
+      GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the previous chunk's copy
+      GW_CUDA_CHECK(cudaMemcpy2DAsync(dst + static_cast<std::size_t>(r0) * dst_stride,
+                                      static_cast<std::size_t>(dst_stride) * sizeof(Real),
+                                      buffer,
+                                      static_cast<std::size_t>(cols) * sizeof(Real),
+                                      static_cast<std::size_t>(cols) * sizeof(Real),
+                                      static_cast<std::size_t>(r1 - r0),
+                                      cudaMemcpyHostToDevice,
+                                      stream_));
+    }
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // T (n x k Real on the device) -> plan_out (n x k float64 on the host), through the
+  // double-buffered staging buffer: the widening of one chunk overlaps the copy of the next.
+  void download_plan(std::vector<double>& plan_out) {
+    const std::size_t total = static_cast<std::size_t>(n_) * k_;
+    const std::size_t half = std::min(total, kStagingElements);
+    staging_.ensure(2 * half);
+    plan_out.resize(total);
+    const std::size_t chunks = (total + half - 1) / half;
+    auto enqueue = [&](std::size_t c) {
+      const std::size_t offset = c * half;
+      const std::size_t count = std::min(half, total - offset);
+      GW_CUDA_CHECK(cudaMemcpyAsync(staging_.get() + (c % 2) * half,
+                                    plan_.get() + offset,
+                                    count * sizeof(Real),
+                                    cudaMemcpyDeviceToHost,
+                                    stream_));
+    };
+    auto widen = [&](std::size_t c) {
+      const std::size_t offset = c * half;
+      const auto count = static_cast<std::ptrdiff_t>(std::min(half, total - offset));
+      const Real* in = staging_.get() + (c % 2) * half;
+      double* out = plan_out.data() + offset;
+#pragma omp parallel for schedule(static)
+      for (std::ptrdiff_t e = 0; e < count; ++e) out[e] = static_cast<double>(in[e]);
+    };
+    enqueue(0);
+    for (std::size_t c = 1; c < chunks; ++c) {
+      GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // chunk c - 1 has arrived
+      enqueue(c);
+      widen(c - 1);
+    }
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    widen(chunks - 1);
+  }
+
+  // Throws kUnsupported, with the numbers, when the loop's buffers cannot fit in free device
+  // memory (better than a cudaMalloc failure halfway through the setup).
+  void check_device_memory(bool ema, bool feature_on_device) const {
+    const double real = sizeof(Real);
+    const double block = static_cast<double>(rows_) * cols_;
+    const double real_block = static_cast<double>(n_) * k_;
+    double bytes = 2.0 * block * real +
+                   real_block * real * (1.0 + (ema ? 1.0 : 0.0) + (feature_on_device ? 1.0 : 0.0));
+    if (gw_) {
+      bytes += (static_cast<double>(n_) + k_) * (m_ * 4.0 + (m_ + 2.0) * real);
+    }
+    const double column_tiles = std::ceil(rows_ / 256.0);
+    bytes += 8.0 * (2.0 * column_tiles * cols_ + 12.0 * (rows_ + cols_));  // CudaSinkhorn
+    bytes += 8.0 * 6.0 * n_;                                               // rows, sampler
+    std::size_t free_bytes = 0, total_bytes = 0;
+    GW_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    GW_CHECK_CODE(bytes + kHeadroomBytes <= static_cast<double>(free_bytes),
+                  ErrorCode::kUnsupported,
+                  "the CUDA loop needs about "
+                      << bytes / gib << " GiB of device memory for a " << n_ << " x " << k_
+                      << " problem in " << to_string(precision()) << ", but CUDA device "
+                      << opt_.device << " has " << free_bytes / gib << " GiB free (of "
+                      << total_bytes / gib
+                      << "); use --precision f32, a smaller problem, or --backend cpu");
+  }
+
+  const PreparedProblem& pb_;
+  const Options& opt_;
+  const Index n_, k_;
+  const int m_;
+  const SlackLayout slack_;
+  const Index rows_, cols_;  // augmented shape
+  const bool gw_;
+  Rng rng_;
+  cuda::ScopedDevice scope_;   // options.device is current while the loop lives
+  CudaAnchorSampler sampler_;  // owns the stream every loop kernel runs on
+  cudaStream_t stream_;
+  CublasHandle blas_;
+  CudaSinkhorn sinkhorn_;
+  SinkhornOptions sinkhorn_options_;
+  DeviceAlloc<Real> lambda_, plan_, plan_new_, lambda_ema_, feature_, left_, right_;
+  DeviceAlloc<float> dx_, dy_;
+  DeviceAlloc<double> row_change_, row_cost_, row_mass_, totals_;
+  PinnedAlloc<float> dx_host_, dy_host_;
+  PinnedAlloc<double> totals_host_;
+  PinnedAlloc<Real> staging_;
+  bool ema_started_ = false;
+  double max_feature_cost_ = 0.0;
+  std::vector<double> a_, b_;
+};
+
+// Phases beyond the CPU loop's: "device_setup" (handles, buffers), "upload" (a given T_0),
+// "init" (the distance-profile T_0 built on the device), "download" (the final plan).
+template <typename Real>
+void run_loop(const PreparedProblem& problem,
+              std::vector<double> initial_plan,
+              const Options& options,
+              std::vector<double>& plan,
+              Result& result) {
+  Stopwatch setup;
+  CudaLoop<Real> loop(problem, options);
+  result.timings.add("device_setup", setup.seconds());
+  loop.start(std::move(initial_plan), result);
+  loop.run(plan, result);
+}
+
+}  // namespace
+
+void run_cuda_loop(PreparedProblem& problem,
+                   const Options& options,
+                   std::vector<double>& plan,
+                   Result& result) {
+  require_backend(Backend::kCuda, options.device);
+  result.backend = Backend::kCuda;
+  // Host threads still run the distance providers and the plan conversions.
+  result.threads = available_threads();
+  std::vector<double> initial_plan = std::move(problem.initial_plan);
+  problem.initial_plan.clear();
+  if (options.precision == Precision::kF64) {
+    run_loop<double>(problem, std::move(initial_plan), options, plan, result);
+  } else {
+    run_loop<float>(problem, std::move(initial_plan), options, plan, result);
+  }
+}
+
+}  // namespace gw::detail
