@@ -33,6 +33,12 @@ GPU_BENCHES=(
   "diffusion 256x1024 C=512|bench diffusion --backend cuda --batch 256 --seq 1024 --channels 512 --reps 3 --json"
   "aggregate 1024x4096x128 sort|bench aggregate --backend cuda --batch 1024 --seq 4096 --hidden 128 --method sort --reps 5 --json"
   "aggregate 1024x4096x128 atomics|bench aggregate --backend cuda --batch 1024 --seq 4096 --hidden 128 --method atomics --reps 5 --json"
+  # The whole solve (kNN graphs, landmarks, loop, loss): the table's ms/iter column is total ms;
+  # the JSON line above the table has abs_rho, iterations and the seconds of every phase.
+  "spiral cuda 4000x5000|bench spiral --backend cuda --n 4000 --k 5000 --mode landmark --reps 3 --json"
+  "spiral cuda 10000x12000|bench spiral --backend cuda --n 10000 --k 12000 --mode landmark --reps 1 --json"
+  "spiral cuda 20000x25000|bench spiral --backend cuda --n 20000 --k 25000 --mode landmark --reps 1 --json"
+  "spiral cuda 45000x45000|bench spiral --backend cuda --n 45000 --k 45000 --mode landmark --M 100 --reps 1 --json"
 )
 
 status=0
