@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,9 @@ struct LoopVariant {
   double partial_mass = 0.0;  // > 0: exact partial transport
   bool given_start = false;   // Problem::initial_plan (random) instead of p q^T
 };
+
+// Names the variant in test listings (instead of its bytes).
+void PrintTo(const LoopVariant& v, std::ostream* out) { *out << v.name; }
 
 class CudaLoopVsCpu : public ::testing::TestWithParam<LoopVariant> {};
 
