@@ -79,8 +79,13 @@ function(gwalign_add_test)
   if(NOT labels)
     set(labels cpu)
   endif()
+  # gtest_discover_tests forwards PROPERTIES through a generated script, where an unescaped list
+  # would keep only its first element.
+  string(REPLACE ";" "\\;" labels "${labels}")
+  # Tests run in parallel (ctest -j) on few cores: OpenMP threads that spin while waiting for a
+  # descheduled peer make a 2-thread test ten times slower, so workers sleep instead.
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${labels}")
+    PROPERTIES LABELS "${labels}" ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE")
 endfunction()
