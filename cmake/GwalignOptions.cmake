@@ -31,6 +31,10 @@ if(GWALIGN_ENABLE_CUDA)
   endif()
   # CMake 3.25 does not know nvcc 13's C++20 flag; device code is written in C++17.
   set(CMAKE_CUDA_STANDARD 17)
+  # One CUDA runtime per process: core links CUDA::cudart (shared) for its device query, so device
+  # code must not pull in the static runtime (CMake's default), or two runtimes would each keep
+  # their own device state.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   enable_language(CUDA)
   set(GW_HAS_CUDA 1)
