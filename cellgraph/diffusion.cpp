@@ -291,6 +291,9 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
   check_graphs(graphs, seq_len, node_offsets_);
   const Index batch = graphs.num_graphs();
   const Index total = static_cast<Index>(node_offsets_.back());
+  // The loops below are over graphs: no more threads than graphs (a single graph is built on the
+  // calling thread, without starting a team).
+  const int team = static_cast<int>(std::clamp<Index>(batch, 1, threads));
 
   // Each graph's Laplacian on its own (graph/builder.h, graph/laplacian.h), in one parallel loop
   // over graphs: the graphs are small, so building them one per thread beats one batch-wide
@@ -303,7 +306,7 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
   std::vector<CsrMatrix<double>> laps(batch);
   Index first_asymmetric = batch;
   std::exception_ptr failure;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min : first_asymmetric)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1) reduction(min : first_asymmetric)
   for (Index b = 0; b < batch; ++b) {
     try {
       // The graph core's own parallel loops run single-threaded in here (with threads = 1 the
@@ -362,7 +365,7 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
   };
   op_.rows = op_.cols = total;
   op_.row_offsets.assign(static_cast<std::size_t>(total) + 1, 0);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 4)
   for (Index b = 0; b < batch; ++b) {
     const CsrMatrix<double>& lap = laps[b];
     const Index base = static_cast<Index>(node_offsets_[b]);
@@ -380,7 +383,7 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
   op_.values.resize(nnz);
   values_f32_.resize(nnz);
   entry_bytes_.resize(nnz);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 4)
   for (Index b = 0; b < batch; ++b) {
     const CsrMatrix<double>& lap = laps[b];
     const Index base = static_cast<Index>(node_offsets_[b]);
