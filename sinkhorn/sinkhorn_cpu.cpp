@@ -21,10 +21,13 @@
 // With FTZ, a flushed entry loses at most FLT_MIN * kScaleHi = 1.2e-34 of mass per row, negligible
 // against kSumLo = 1e-20 even for a million rows.
 //
-// Precision: in kF32 the exponent is formed in float from float copies of u and v (ut, vt);
+// Exponents are formed in base 2 (2^(u log2 e + ...) with the column copies wt = v log2 e), so
+// that the AVX-512 kernel can take 2^n with vscalef (detail::exp2_row).
+//
+// Precision: in kF32 the exponent is formed in float from float copies of u and v (ut2, wt);
 // everything that depends on a single row or column (u_i, log s_i, the updates, the residual) is
 // kept in double, and the row scale exp(u_i - ut_i) carries the rounding of u_i exactly. Sums run
-// in float over short blocks (kSumBlock columns, kFlushRows rows) and are accumulated in double.
+// in float over short blocks (1024 columns, kFlushRows rows) and are accumulated in double.
 //
 // The convergence residual (sinkhorn.h) needs the row sums of the current plan, which step 1
 // computes anyway: a check costs nothing, except that when it succeeds the row update it would
@@ -38,6 +41,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/context.h"
@@ -49,15 +53,18 @@
 namespace gw {
 namespace {
 
+using detail::exp2_row;
 using detail::fast_exp;
 using detail::kInf;
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
 
 constexpr double kSumLo = 1e-20;
 constexpr double kSumHi = 1e30;
 constexpr double kScaleHi = 1e4;
-// Float partial sums cover this many columns (row sums) or rows (column sums) before they are
-// added into double; short enough that float rounding stays ~1e-6 relative.
-constexpr Index kSumBlock = 1024;
+// Column sums run in float over this many rows before they are added into double (row sums: see
+// detail::kExp2RowBlock); short enough that float rounding stays ~1e-6 relative.
 constexpr int kFlushRows = 32;
 // A thread gets at least this many cost entries per pass (~30 us of work): below that, fork/join
 // and barrier costs dominate, and on a busy machine a descheduled thread stalls every barrier.
@@ -135,30 +142,6 @@ inline void thread_rows(Index n, int tid, int threads, Index& begin, Index& end)
   end = static_cast<Index>(static_cast<Offset>(n) * (tid + 1) / threads);
 }
 
-// sum_j out_j over out_j = exp(x_ij) with x_ij = (C_ij * -inv_eps + vt_j) + shift, written to
-// `out`. Float partial sums per block of kSumBlock columns, accumulated in double.
-template <typename CostT, typename T>
-double exp_row(const CostT* __restrict crow,
-               const T* __restrict vt,
-               T shift,
-               T minus_inv_eps,
-               Index k,
-               T* __restrict out) {
-  double total = 0.0;
-  for (Index j0 = 0; j0 < k; j0 += kSumBlock) {
-    const Index j1 = std::min(k, j0 + kSumBlock);
-    T partial = 0;
-#pragma omp simd reduction(+ : partial)
-    for (Index j = j0; j < j1; ++j) {
-      const T e = fast_exp(GW_SINKHORN_FMA(static_cast<T>(crow[j]), minus_inv_eps, vt[j]) + shift);
-      out[j] = e;
-      partial += e;
-    }
-    total += static_cast<double>(partial);
-  }
-  return total;
-}
-
 template <typename CostT, typename T>
 class FusedSinkhorn {
  public:
@@ -175,6 +158,7 @@ class FusedSinkhorn {
         b_(b),
         epsilon_(epsilon),
         inv_eps_(1.0 / epsilon),
+        cost_scale_(static_cast<T>(-kLog2e / epsilon)),
         tau_a_(detail::damping(options.rho_a, epsilon)),
         tau_b_(detail::damping(options.rho_b, epsilon)),
         options_(options),
@@ -182,8 +166,14 @@ class FusedSinkhorn {
         u_(n_),
         u_new_(n_),
         v_(k_),
-        vt_(k_),
-        col_sum_(k_) {
+        v_next_(k_),
+        log_a_(n_),
+        log_b_(k_),
+        flagged_column_(k_),
+        wt_(k_),
+        wt_next_(k_) {
+    for (Index i = 0; i < n_; ++i) log_a_[i] = a_[i] > 0.0 ? std::log(a_[i]) : -kInf;
+    for (Index j = 0; j < k_; ++j) log_b_[j] = b_[j] > 0.0 ? std::log(b_[j]) : -kInf;
     scratch_.reserve(threads_);
     for (int t = 0; t < threads_; ++t) scratch_.emplace_back(k_);
   }
@@ -192,7 +182,7 @@ class FusedSinkhorn {
     for (Index i = 0; i < n_; ++i) u_[i] = detail::to_scaled(f[i], epsilon_);
     for (Index j = 0; j < k_; ++j) {
       v_[j] = detail::to_scaled(g[j], epsilon_);
-      vt_[j] = static_cast<T>(v_[j]);
+      wt_[j] = static_cast<T>(v_[j] * kLog2e);
     }
     SinkhornResult result;
     result.backend = Backend::kCpu;
@@ -218,11 +208,12 @@ class FusedSinkhorn {
     int rows_in_block = 0;
   };
 
-  // Steps 1-3 of the file comment for every row; u_new_ and col_sum_ are the outputs. Returns the
-  // residual of the current plan when `check` is set.
+  // Steps 1-3 of the file comment for every row; u_new_ and the column update candidates
+  // (v_next_, wt_next_, flagged_column_) are the outputs. Returns the residual of the current
+  // plan when `check` is set.
   double row_pass(bool check) {
     const Index chunk_rows =
-        static_cast<Index>(std::max<Offset>(1, kMinEntriesPerThread / 4 / std::max<Index>(k_, 1)));
+        static_cast<Index>(std::max<Offset>(1, kMinEntriesPerThread / std::max<Index>(k_, 1)));
     const Index chunks = (n_ + chunk_rows - 1) / chunk_rows;
     double residual = 0.0;
     ExceptionCollector errors;
@@ -245,12 +236,14 @@ class FusedSinkhorn {
       }
       errors.run([&] { flush(s); });
 #pragma omp barrier
+      // Column sums and the column update candidates (v_next_, applied only if the solve goes
+      // on), in parallel: O(k) logs per iteration are not negligible next to the pass.
       errors.run([&] {
 #pragma omp for schedule(static)
         for (Index j = 0; j < k_; ++j) {
           double total = 0.0;
           for (int t = 0; t < threads_; ++t) total += scratch_[t].col_sum[j];
-          col_sum_[j] = total;
+          column_candidate(j, total);
         }
       });
     }
@@ -267,12 +260,14 @@ class FusedSinkhorn {
       return 0.0;
     }
     const CostT* crow = rows_.row(i);
-    const T ut = static_cast<T>(u);
-    const T minus_inv_eps = static_cast<T>(-inv_eps_);
-    const double sum = exp_row(crow, vt_.data(), ut, minus_inv_eps, k_, s.row.data());
+    // E_ij = 2^(ut2 + wt_j - C_ij log2(e) / eps) = exp(u_i + v_j - C_ij / eps) up to the rounding
+    // of ut2 (carried exactly by the row scale below) and of wt (the solver's v is wt * ln 2).
+    const T ut2 = static_cast<T>(u * kLog2e);
+    const double sum = exp2_row(crow, wt_.data(), ut2, cost_scale_, k_, s.row.data());
     const bool fast = sum >= kSumLo && sum <= kSumHi;
-    // LSE_j(v_j - C_ij / eps) with the T copies of v, in double.
-    const double lse = fast ? std::log(sum) - static_cast<double>(ut) : exact_row_lse(crow, i);
+    // LSE_j(v_j - C_ij / eps) with v_j = wt_j ln 2, in double.
+    const double lse =
+        fast ? std::log(sum) - static_cast<double>(ut2) * kLn2 : exact_row_lse(crow, i);
 
     double residual = 0.0;
     if (check) {
@@ -288,22 +283,18 @@ class FusedSinkhorn {
                   "sinkhorn: row " << i
                                    << " has positive mass but no finite-cost entry towards "
                                       "any positive-mass column");
-    const double u_new = detail::updated_potential(mass, lse, tau_a_);
+    const double u_new = tau_a_ * (log_a_[i] - lse);
     u_new_[i] = u_new;
 
-    const double scale = fast ? std::exp(u_new - static_cast<double>(ut)) : kInf;
+    const double scale = fast ? std::exp(u_new - static_cast<double>(ut2) * kLn2) : kInf;
     T* p = s.row.data();
     if (scale <= kScaleHi) {
       accumulate(s, p, static_cast<T>(scale));
     } else {
       // Recompute P_ij = exp(u'_i + v_j - C_ij / eps) directly (see the file comment).
-      const T unt = static_cast<T>(u_new);
-      const T correction = static_cast<T>(std::exp(u_new - static_cast<double>(unt)));
-      const T* vt = vt_.data();
-#pragma omp simd
-      for (Index j = 0; j < k_; ++j) {
-        p[j] = fast_exp(GW_SINKHORN_FMA(static_cast<T>(crow[j]), minus_inv_eps, vt[j]) + unt);
-      }
+      const T unt2 = static_cast<T>(u_new * kLog2e);
+      const T correction = static_cast<T>(std::exp(u_new - static_cast<double>(unt2) * kLn2));
+      exp2_row(crow, wt_.data(), unt2, cost_scale_, k_, p);
       accumulate(s, p, correction);
     }
     return residual;
@@ -328,16 +319,16 @@ class FusedSinkhorn {
     s.rows_in_block = 0;
   }
 
-  // log sum_j exp(vt_j - C_ij / eps) in double with a max shift. Columns with vt_j = -inf (zero
-  // mass) are skipped. Throws kBadData on a NaN or -inf cost entry.
+  // log sum_j exp(v_j - C_ij / eps) in double with a max shift, v_j = wt_j ln 2. Columns with
+  // wt_j = -inf (zero mass) are skipped. Throws kBadData on a NaN or -inf cost entry.
   double exact_row_lse(const CostT* __restrict crow, Index i) const {
-    const T* __restrict vt = vt_.data();
+    const T* __restrict wt = wt_.data();
     const double inv_eps = inv_eps_;
     double max = -kInf;
     int bad = 0;
 #pragma omp simd reduction(max : max) reduction(| : bad)
     for (Index j = 0; j < k_; ++j) {
-      const double v = static_cast<double>(vt[j]);
+      const double v = static_cast<double>(wt[j]) * kLn2;
       const double y = v == -kInf ? -kInf : v - static_cast<double>(crow[j]) * inv_eps;
       bad |= (y != y || y == kInf) ? 1 : 0;
       max = y > max ? y : max;
@@ -348,31 +339,39 @@ class FusedSinkhorn {
     double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
     for (Index j = 0; j < k_; ++j) {
-      const double v = static_cast<double>(vt[j]);
+      const double v = static_cast<double>(wt[j]) * kLn2;
       const double y = v == -kInf ? -kInf : v - static_cast<double>(crow[j]) * inv_eps;
       sum += fast_exp(y - max);
     }
     return max + std::log(sum);
   }
 
-  // v' from the column sums of the plan after the row update (col_sum_, which used u' = u_).
+  // Column j's update from its sum over the plan after the row update (that plan used u' and
+  // the current wt_): v' = tau_b (log b_j - (log colsum_j - v_j)). Sums out of range are flagged
+  // for the exact fallback.
+  void column_candidate(Index j, double sum) {
+    flagged_column_[j] = 0;
+    if (b_[j] == 0.0) {
+      v_next_[j] = -kInf;
+    } else if (sum >= kSumLo && sum <= kSumHi) {
+      const double lse = std::log(sum) - static_cast<double>(wt_[j]) * kLn2;
+      v_next_[j] = tau_b_ * (log_b_[j] - lse);
+    } else {
+      flagged_column_[j] = 1;
+      return;
+    }
+    wt_next_[j] = static_cast<T>(v_next_[j] * kLog2e);
+  }
+
+  // Applies the column update prepared by the last row pass (u_ already holds u').
   void column_update() {
     flagged_.clear();
     for (Index j = 0; j < k_; ++j) {
-      if (b_[j] == 0.0) {
-        v_[j] = -kInf;
-        continue;
-      }
-      const double sum = col_sum_[j];
-      if (sum >= kSumLo && sum <= kSumHi) {
-        const double lse = std::log(sum) - static_cast<double>(vt_[j]);
-        v_[j] = detail::updated_potential(b_[j], lse, tau_b_);
-      } else {
-        flagged_.push_back(j);
-      }
+      if (flagged_column_[j] != 0) flagged_.push_back(j);
     }
     if (!flagged_.empty()) exact_column_update();
-    for (Index j = 0; j < k_; ++j) vt_[j] = static_cast<T>(v_[j]);
+    v_.swap(v_next_);
+    std::swap(wt_, wt_next_);
   }
 
   // Exact log-sum-exp over the rows for the flagged columns, in one row-major sweep over C.
@@ -409,7 +408,8 @@ class FusedSinkhorn {
                     "sinkhorn: column " << j
                                         << " has positive mass but no finite-cost entry "
                                            "towards any positive-mass row");
-      v_[j] = detail::updated_potential(b_[j], value, tau_b_);
+      v_next_[j] = tau_b_ * (log_b_[j] - value);
+      wt_next_[j] = static_cast<T>(v_next_[j] * kLog2e);
     }
   }
 
@@ -420,15 +420,19 @@ class FusedSinkhorn {
   std::span<const double> b_;
   double epsilon_;
   double inv_eps_;
+  T cost_scale_;  // T(-log2(e) / eps): C_ij * cost_scale_ is the cost's exponent in base 2
   double tau_a_;
   double tau_b_;
   SinkhornOptions options_;
   int threads_;
-  std::vector<double> u_;      // scaled row potentials f / eps (-inf: zero mass)
-  std::vector<double> u_new_;  // after the row update of the current pass
-  std::vector<double> v_;      // scaled column potentials g / eps
-  AlignedArray<T> vt_;         // T copies of v_, what the streaming pass reads
-  AlignedArray<double> col_sum_;
+  std::vector<double> u_;       // scaled row potentials f / eps (-inf: zero mass)
+  std::vector<double> u_new_;   // after the row update of the current pass
+  std::vector<double> v_;       // scaled column potentials g / eps
+  std::vector<double> v_next_;  // the column update prepared by the current pass
+  std::vector<double> log_a_, log_b_;
+  std::vector<unsigned char> flagged_column_;
+  AlignedArray<T> wt_;  // T(v_ * log2(e)): what the streaming pass reads
+  AlignedArray<T> wt_next_;
   std::vector<Scratch> scratch_;
   std::vector<Index> flagged_;
 };
@@ -457,28 +461,28 @@ void plan_rows(const CostView& cost,
   const Index n = cost.rows();
   const Index k = cost.cols();
   const DenseRows<CostT> rows{static_cast<const CostT*>(cost.data()), cost.row_stride()};
-  AlignedArray<T> vt(k);
-  for (Index j = 0; j < k; ++j) vt[j] = static_cast<T>(detail::to_scaled(g[j], epsilon));
-  const T minus_inv_eps = static_cast<T>(-1.0 / epsilon);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (Index i = 0; i < n; ++i) {
-    OutT* __restrict o = out + static_cast<Offset>(i) * out_stride;
-    const double u = detail::to_scaled(f[i], epsilon);
-    if (u == -kInf) {
-      std::fill(o, o + k, OutT(0));
-      continue;
-    }
-    const CostT* __restrict crow = rows.row(i);
-    const T* __restrict v = vt.data();
-    const T ut = static_cast<T>(u);
-    // Same exponent and row scale as the solver's streaming pass, so the plan is the one whose
-    // marginals the solver measured.
-    const T correction = static_cast<T>(std::exp(u - static_cast<double>(ut)));
+  AlignedArray<T> wt(k);
+  for (Index j = 0; j < k; ++j) wt[j] = static_cast<T>(detail::to_scaled(g[j], epsilon) * kLog2e);
+  const T cost_scale = static_cast<T>(-kLog2e / epsilon);
+#pragma omp parallel num_threads(threads)
+  {
+    AlignedArray<T> row(k);
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      OutT* __restrict o = out + static_cast<Offset>(i) * out_stride;
+      const double u = detail::to_scaled(f[i], epsilon);
+      if (u == -kInf) {
+        std::fill(o, o + k, OutT(0));
+        continue;
+      }
+      // The solver's row kernel and row scale, so that the plan is exactly the one whose
+      // marginals the solver measured.
+      const T ut2 = static_cast<T>(u * kLog2e);
+      const T correction = static_cast<T>(std::exp(u - static_cast<double>(ut2) * kLn2));
+      exp2_row(rows.row(i), wt.data(), ut2, cost_scale, k, row.data());
+      const T* __restrict r = row.data();
 #pragma omp simd
-    for (Index j = 0; j < k; ++j) {
-      o[j] = static_cast<OutT>(
-          fast_exp(GW_SINKHORN_FMA(static_cast<T>(crow[j]), minus_inv_eps, v[j]) + ut) *
-          correction);
+      for (Index j = 0; j < k; ++j) o[j] = static_cast<OutT>(r[j] * correction);
     }
   }
 }

@@ -25,8 +25,9 @@ using test::Problem;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// fast_exp against std::exp, in units in the last place of the result: a degree-6 polynomial with
-// 2e-9 fit error plus ~8 float roundings (float); Taylor to degree 13 plus roundings (double).
+// fast_exp / fast_exp2 against std::exp / std::exp2, in units in the last place of the result: a
+// degree-5 polynomial with 0.8 ulp fit error plus ~8 float roundings (float); Taylor to degree 13
+// plus roundings (double).
 constexpr double kFastExpFloatUlps = 4.0;
 constexpr double kFastExpDoubleUlps = 4.0;
 
@@ -49,23 +50,6 @@ double ulps_apart(double x, double reference, double ulp_of_one) {
   return std::abs(x - reference) / ulp;
 }
 
-TEST(FastExp, FloatIsWithinFewUlpsOfStdExp) {
-  Rng rng(11);
-  double worst = 0.0;
-  // exp(x) is a normal float for x in [-87.3, 88.7]; the kernels use [-88, 88].
-  for (int t = 0; t < 200000; ++t) {
-    const float x = static_cast<float>(-87.0 + 175.0 * rng.uniform());
-    const double exact = std::exp(static_cast<double>(x));
-    worst = std::max(worst, ulps_apart(detail::fast_exp(x), exact, 0x1p-23));
-  }
-  for (float x = -1.0f; x <= 1.0f; x += 1.0f / 4096) {  // around the reduction boundaries
-    worst =
-        std::max(worst, ulps_apart(detail::fast_exp(x), std::exp(static_cast<double>(x)), 0x1p-23));
-  }
-  EXPECT_LE(worst, kFastExpFloatUlps);
-  EXPECT_EQ(detail::fast_exp(0.0f), 1.0f);
-}
-
 TEST(FastExp, DoubleIsWithinFewUlpsOfStdExp) {
   Rng rng(12);
   double worst = 0.0;
@@ -81,18 +65,72 @@ TEST(FastExp, DoubleIsWithinFewUlpsOfStdExp) {
 }
 
 TEST(FastExp, UnderflowsToZeroSaturatesAndPropagatesNaN) {
-  const float inf_f = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(detail::fast_exp(-inf_f), 0.0f);
-  EXPECT_EQ(detail::fast_exp(-100.0f), 0.0f);
-  EXPECT_EQ(detail::fast_exp(-1e30f), 0.0f);
-  EXPECT_TRUE(std::isfinite(detail::fast_exp(inf_f)));
-  EXPECT_GT(detail::fast_exp(1000.0f), 1e38f);
-  EXPECT_TRUE(std::isnan(detail::fast_exp(std::numeric_limits<float>::quiet_NaN())));
   EXPECT_EQ(detail::fast_exp(-kInf), 0.0);
   EXPECT_EQ(detail::fast_exp(-800.0), 0.0);
   EXPECT_TRUE(std::isfinite(detail::fast_exp(kInf)));
   EXPECT_GT(detail::fast_exp(1000.0), 1e307);
   EXPECT_TRUE(std::isnan(detail::fast_exp(std::numeric_limits<double>::quiet_NaN())));
+}
+
+TEST(FastExp, Exp2IsWithinFewUlpsOfStdExp2) {
+  Rng rng(13);
+  double worst_f = 0.0, worst_d = 0.0;
+  for (int t = 0; t < 200000; ++t) {
+    const float y = static_cast<float>(-125.0 + 252.0 * rng.uniform());
+    worst_f = std::max(
+        worst_f, ulps_apart(detail::fast_exp2(y), std::exp2(static_cast<double>(y)), 0x1p-23));
+    const double yd = -1021.0 + 2043.0 * rng.uniform();
+    worst_d = std::max(worst_d, ulps_apart(detail::fast_exp2(yd), std::exp2(yd), 0x1p-52));
+  }
+  EXPECT_LE(worst_f, kFastExpFloatUlps);
+  EXPECT_LE(worst_d, kFastExpDoubleUlps);
+  EXPECT_EQ(detail::fast_exp2(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(detail::fast_exp2(-kInf), 0.0);
+  EXPECT_TRUE(std::isnan(detail::fast_exp2(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_GT(detail::fast_exp2(1000.0f), 1e38f);
+}
+
+// The streaming row kernel (AVX-512 when compiled in, and the portable loop) on every remainder
+// length: out_j = 2^(c_j * scale + w_j + shift) and the returned sum.
+template <typename T>
+void check_exp2_row(double (*kernel)(const T*, const T*, T, T, std::int64_t, T*), double ulp) {
+  Rng rng(14);
+  for (std::int64_t k : {1, 7, 8, 15, 16, 17, 1023, 1024, 1025, 3001}) {
+    std::vector<T> c(k), w(k), out(k + 1, T(-1));
+    for (std::int64_t j = 0; j < k; ++j) {
+      c[j] = static_cast<T>(rng.uniform());
+      w[j] = static_cast<T>(-60.0 + 120.0 * rng.uniform());
+    }
+    const T scale = static_cast<T>(-3.0), shift = static_cast<T>(2.5);
+    const double sum = kernel(c.data(), w.data(), shift, scale, k, out.data());
+    double expected_sum = 0.0, worst = 0.0;
+    for (std::int64_t j = 0; j < k; ++j) {
+      // The kernel rounds the exponent in T exactly like this expression (fma, then add).
+      const T y = static_cast<T>(std::fma(c[j], scale, w[j])) + shift;
+      const double exact = std::exp2(static_cast<double>(y));
+      worst = std::max(worst, ulps_apart(out[j], exact, ulp));
+      expected_sum += exact;
+    }
+    EXPECT_LE(worst, kFastExpFloatUlps) << "k = " << k;
+    EXPECT_NEAR(sum, expected_sum, 1e-6 * expected_sum) << "k = " << k;
+    EXPECT_EQ(out[k], T(-1)) << "wrote past the end, k = " << k;
+  }
+  // -inf gives 0, NaN propagates into the value and the sum.
+  std::vector<T> c{T(0), T(0)}, w{-std::numeric_limits<T>::infinity(), T(1)}, out(2);
+  EXPECT_EQ(kernel(c.data(), w.data(), T(0), T(1), 2, out.data()), 2.0);
+  EXPECT_EQ(out[0], T(0));
+  w[1] = std::numeric_limits<T>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(kernel(c.data(), w.data(), T(0), T(1), 2, out.data())));
+}
+
+TEST(FastExp, RowKernelMatchesStdExp2) {
+  check_exp2_row<float>(&detail::exp2_row<float, float>, 0x1p-23);
+  check_exp2_row<double>(&detail::exp2_row<double, double>, 0x1p-52);
+  check_exp2_row<float>(&detail::exp2_row_generic<float, float>, 0x1p-23);
+  check_exp2_row<double>(&detail::exp2_row_generic<double, double>, 0x1p-52);
+#if !defined(__AVX512F__)
+  GTEST_SKIP() << "built without AVX-512: only the portable kernel exists (and was checked)";
+#endif
 }
 
 // --- the reference against an independent oracle --------------------------------------------
@@ -304,6 +342,32 @@ TEST(SinkhornCpu, WarmStartOnLowerCostDoesNotOverflow) {
     options.max_iterations = 30;
     options.tolerance = 0.0;
     expect_fused_matches_reference(shifted, 1e-4, options, f, g);
+  }
+}
+
+// +inf marks a forbidden pair: its plan entry is exactly 0 and the solve matches the reference,
+// which skips such terms.
+TEST(SinkhornCpu, InfiniteCostsAreForbiddenPairs) {
+  Rng rng(37);
+  Problem p = test::random_problem(rng, 33, 47);
+  for (std::size_t at = 0; at < p.c32.size(); at += 7) p.set_cost(at, kInf);
+  for (Precision precision : {Precision::kF32, Precision::kF64}) {
+    SinkhornOptions options;
+    options.precision = precision;
+    options.max_iterations = 40;
+    options.tolerance = 0.0;
+    expect_fused_matches_reference(
+        p, 1e-2, options, std::vector<double>(p.n), std::vector<double>(p.k));
+    std::vector<double> f(p.n, 0.0), g(p.k, 0.0);
+    sinkhorn(p.cost(Precision::kF32), p.a, p.b, 1e-2, f, g, options);
+    std::vector<float> plan(p.c32.size());
+    sinkhorn_plan(p.cost(Precision::kF32), f, g, 1e-2, PlanView(plan.data(), p.n, p.k), options);
+    for (std::size_t at = 0; at < plan.size(); ++at) {
+      ASSERT_TRUE(std::isfinite(plan[at])) << at;
+      if (at % 7 == 0) {
+        EXPECT_EQ(plan[at], 0.0f) << at;
+      }
+    }
   }
 }
 
