@@ -173,6 +173,14 @@ struct Options {
   std::uint64_t seed = 0;
 
   // ---------------------------------------------------------------- output
+  // Round the final plan onto the transport polytope (balanced problems only: infinite rho_a and
+  // rho_b, no partial_mass): rows scaled down to at most p, columns to at most q, and the missing
+  // mass added back as the rank-one product of the row and column deficits (Altschuler, Weed &
+  // Rigollet, 2017). The marginals become p and q up to rounding, and no entry moves by more than
+  // the L1 marginal error it removes. The loop's few warm-started Sinkhorn iterations per outer
+  // iteration leave row marginals a few percent off in L1; columns are exact after each update.
+  bool round_marginals = true;
+
   PlanFormat plan_format = PlanFormat::kDense;
   int top_k = 10;  // entries kept per row with PlanFormat::kTopK
 

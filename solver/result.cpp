@@ -60,6 +60,7 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("rho_a", o.rho_a)  // +inf is written as null
       .member("rho_b", o.rho_b)
       .member("slack", o.slack)
+      .member("round_marginals", o.round_marginals)
       .member("initial_plan", to_string(o.initial_plan))
       .member("profile_anchors", o.profile_anchors)
       .member("profile_quantiles", o.profile_quantiles);

@@ -203,6 +203,54 @@ void finalize_plan(std::vector<double>& plan, const Options& options, Result& re
   plan.shrink_to_fit();
 }
 
+// Altschuler-Weed-Rigollet rounding onto {T >= 0 : T 1 = p, T^T 1 = q} (see
+// Options::round_marginals).
+void round_to_marginals(std::vector<double>& plan,
+                        const std::vector<double>& p,
+                        const std::vector<double>& q) {
+  const Index n = static_cast<Index>(p.size()), k = static_cast<Index>(q.size());
+  std::vector<double> col(k, 0.0), row_deficit(n, 0.0);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    double* t = plan.data() + static_cast<std::size_t>(i) * k;
+    double mass = 0.0;
+    for (Index j = 0; j < k; ++j) mass += t[j];
+    if (mass > p[i]) {
+      const double scale = p[i] / mass;
+      for (Index j = 0; j < k; ++j) t[j] *= scale;
+    }
+  }
+  for (Index i = 0; i < n; ++i) {
+    const double* t = plan.data() + static_cast<std::size_t>(i) * k;
+    for (Index j = 0; j < k; ++j) col[j] += t[j];
+  }
+  std::vector<double> col_scale(k), col_deficit(k);
+  for (Index j = 0; j < k; ++j) col_scale[j] = col[j] > q[j] ? q[j] / col[j] : 1.0;
+  std::fill(col.begin(), col.end(), 0.0);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    double* t = plan.data() + static_cast<std::size_t>(i) * k;
+    double mass = 0.0;
+    for (Index j = 0; j < k; ++j) mass += (t[j] *= col_scale[j]);
+    row_deficit[i] = std::max(0.0, p[i] - mass);
+  }
+  for (Index i = 0; i < n; ++i) {
+    const double* t = plan.data() + static_cast<std::size_t>(i) * k;
+    for (Index j = 0; j < k; ++j) col[j] += t[j];
+  }
+  double deficit = 0.0;
+  for (Index j = 0; j < k; ++j) col_deficit[j] = std::max(0.0, q[j] - col[j]);
+  for (double d : row_deficit) deficit += d;
+  if (!(deficit > 0.0)) return;
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    if (row_deficit[i] == 0.0) continue;
+    double* t = plan.data() + static_cast<std::size_t>(i) * k;
+    const double scale = row_deficit[i] / deficit;
+    for (Index j = 0; j < k; ++j) t[j] += scale * col_deficit[j];
+  }
+}
+
 using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // Full distance matrix of a provider (n x n), max-normalized; for the exact loss.
@@ -369,6 +417,12 @@ Result solve(const Problem& problem, const Options& options) {
     detail::run_cpu_loop(pb, options, plan, result);
   }
 
+  const bool balanced =
+      std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
+  if (options.round_marginals && balanced && result.termination != Termination::kNonFinite) {
+    ScopedPhase phase(result.timings, "round");
+    round_to_marginals(plan, pb.p, pb.q);
+  }
   if (options.compute_gw_loss && pb.source) {
     ScopedPhase phase(result.timings, "loss");
     double mass = 0.0;

@@ -169,6 +169,42 @@ TEST(Spiral, Aligns400x500InEveryDistanceMode) {
   }
 }
 
+TEST(Spiral, RoundedPlanHasExactMarginalsAndMovesLittle) {
+  const SpiralCase c = spiral_problem(300, 350, 2);
+  Options o = spiral_options(DistanceMode::kLandmark);
+  o.max_iterations = 60;
+  const Result rounded = solve(c.problem, o);
+  o.round_marginals = false;
+  const Result raw = solve(c.problem, o);  // same seed: the same loop, only the rounding differs
+  const Index n = 300, k = 350;
+  auto marginal_errors = [&](const std::vector<double>& t) {
+    std::vector<double> col(k, 0.0);
+    double row_error = 0.0, col_error = 0.0;
+    for (Index i = 0; i < n; ++i) {
+      double row = 0.0;
+      for (Index j = 0; j < k; ++j) {
+        row += t[i * k + j];
+        col[j] += t[i * k + j];
+      }
+      row_error += std::abs(row - 1.0 / n);
+    }
+    for (Index j = 0; j < k; ++j) col_error += std::abs(col[j] - 1.0 / k);
+    return std::make_pair(row_error, col_error);
+  };
+  const auto [row_error, col_error] = marginal_errors(rounded.plan);
+  EXPECT_LT(row_error, 1e-12);  // exact up to double rounding of n k additions
+  EXPECT_LT(col_error, 1e-12);
+  const auto [raw_row, raw_col] = marginal_errors(raw.plan);
+  double moved = 0.0;
+  for (std::size_t p = 0; p < raw.plan.size(); ++p) {
+    EXPECT_GE(rounded.plan[p], 0.0);
+    moved += std::abs(rounded.plan[p] - raw.plan[p]);
+  }
+  // Altschuler, Weed & Rigollet (2017), Lemma 7: |T' - T|_1 <= 2 (|r - p|_1 + |c - q|_1).
+  EXPECT_LE(moved, 2.0 * (raw_row + raw_col) + 1e-12);
+  EXPECT_EQ(rounded.matching.size(), raw.matching.size());
+}
+
 TEST(Spiral, Aligns2000x2500WithLandmarks) {
   const SpiralCase c = spiral_problem(2000, 2500, 1);
   const Result r = solve(c.problem, spiral_options(DistanceMode::kLandmark));
