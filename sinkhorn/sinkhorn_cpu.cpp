@@ -1,14 +1,16 @@
 // Fused CPU Sinkhorn: one streaming read of C per iteration.
 //
-// Work decomposition. Rows are handed to the OpenMP threads in dynamic chunks of ~16K entries.
-// For each row i the thread
+// Work decomposition. Rows are handed to the OpenMP threads in dynamic chunks of ~64K entries
+// (on a shared machine a descheduled thread's rows go to the running one). For each row i the
+// thread
 //   1. computes E_ij = exp(u_i + v_j - C_ij / eps) for the whole row into a row buffer (in L1/L2)
 //      and its sum s_i, the row marginal of the current plan (u = f / eps, v = g / eps);
 //   2. takes the row update from log s_i: u'_i = tau_a (log a_i - (log s_i - u_i));
 //   3. adds the updated plan row P_ij = E_ij * exp(u'_i - u_i) into the thread's column sums.
-// After the pass the per-thread column sums are added up; they are the column marginals
-// sum_i exp(u'_i + v_j - C_ij / eps) of the plan after the row update, so the column update
-// v'_j = tau_b (log b_j - (log colsum_j - v_j)) is O(k). One exp per entry, one read of C.
+// After the pass the per-thread column sums are added up (in parallel over columns); they are the
+// column marginals sum_i exp(u'_i + v_j - C_ij / eps) of the plan after the row update, so the
+// column update v'_j = tau_b (log b_j - (log colsum_j - v_j)) is O(k). One exp per entry, one
+// read of C.
 //
 // Why no max shift in the common case: after a balanced column update every plan entry is at most
 // b_j <= 1 (column sums equal b), so s_i cannot overflow; the same holds approximately with warm
@@ -17,7 +19,8 @@
 //     start on a new cost, NaN): max-shifted log-sum-exp in double over the row (exact_row_lse).
 //   - exp(u'_i - u_i) > kScaleHi: E_ij below float's range would have been flushed to 0 although
 //     P_ij is not negligible; the row's P_ij are recomputed from u'_i directly.
-//   - colsum_j outside [kSumLo, kSumHi]: exact column log-sum-exp over the rows (exact_column_lse).
+//   - colsum_j outside [kSumLo, kSumHi]: exact column log-sum-exp over the rows
+//     (exact_column_update).
 // With FTZ, a flushed entry loses at most FLT_MIN * kScaleHi = 1.2e-34 of mass per row, negligible
 // against kSumLo = 1e-20 even for a million rows.
 //
@@ -26,8 +29,8 @@
 //
 // Precision: in kF32 the exponent is formed in float from float copies of u and v (ut2, wt);
 // everything that depends on a single row or column (u_i, log s_i, the updates, the residual) is
-// kept in double, and the row scale exp(u_i - ut_i) carries the rounding of u_i exactly. Sums run
-// in float over short blocks (1024 columns, kFlushRows rows) and are accumulated in double.
+// kept in double, and the row scale exp(u_i - ut2_i ln 2) carries the rounding of u_i exactly. Sums
+// run in float over short blocks (1024 columns, kFlushRows rows) and are accumulated in double.
 //
 // The convergence residual (sinkhorn.h) needs the row sums of the current plan, which step 1
 // computes anyway: a check costs nothing, except that when it succeeds the row update it would
