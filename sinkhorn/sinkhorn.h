@@ -231,4 +231,26 @@ void sinkhorn_plan(const CostView& cost,
                    const PlanView& plan,
                    const SinkhornOptions& options = {});
 
+// Per-row statistics of sinkhorn_plan_momentum, accumulated in double.
+struct PlanBlendStats {
+  double change_sq = 0.0;  // sum_j (P_new_ij - P_old_ij)^2
+  double cost = 0.0;       // sum_j C_ij P_new_ij
+  double mass = 0.0;       // sum_j P_new_ij
+};
+
+// The momentum step of the GW loop fused into the plan materialization, one pass over C:
+//     P_ij <- (1 - alpha) P_ij + alpha exp((f_i + g_j - C_ij) / epsilon)
+// for the leading plan.rows() x plan.cols() block of the cost (the GW loop keeps its slack row
+// and column out of its plan), with stats[i] (plan.rows() entries) set for every row. The plan
+// entries are exactly those sinkhorn_plan would write, blended in the plan's element type.
+// alpha in (0, 1]. One read of the cost block and one read-modify-write of the plan.
+void sinkhorn_plan_momentum(const CostView& cost,
+                            std::span<const double> f,
+                            std::span<const double> g,
+                            double epsilon,
+                            const PlanView& plan,
+                            double alpha,
+                            std::span<PlanBlendStats> stats,
+                            const SinkhornOptions& options = {});
+
 }  // namespace gw

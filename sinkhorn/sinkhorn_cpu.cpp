@@ -1,8 +1,8 @@
 // Fused CPU Sinkhorn: one streaming read of C per iteration.
 //
-// Work decomposition. Rows are handed to the OpenMP threads in dynamic chunks of ~64K entries
-// (on a shared machine a descheduled thread's rows go to the running one). For each row i the
-// thread
+// Work decomposition. Rows are handed to the OpenMP threads in static chunks of ~64K entries
+// (static, so that every sum is formed in the same order on every run: results are bitwise
+// reproducible for a given thread count). For each row i the thread
 //   1. computes E_ij = exp(u_i + v_j - C_ij / eps) for the whole row into a row buffer (in L1/L2)
 //      and its sum s_i, the row marginal of the current plan (u = f / eps, v = g / eps);
 //   2. takes the row update from log s_i: u'_i = tau_a (log a_i - (log s_i - u_i));
@@ -218,23 +218,26 @@ class FusedSinkhorn {
     const Index chunk_rows =
         static_cast<Index>(std::max<Offset>(1, kMinEntriesPerThread / std::max<Index>(k_, 1)));
     const Index chunks = (n_ + chunk_rows - 1) / chunk_rows;
-    double residual = 0.0;
+    std::vector<double> residuals(threads_, 0.0);
     ExceptionCollector errors;
-#pragma omp parallel num_threads(threads_) reduction(+ : residual)
+#pragma omp parallel num_threads(threads_)
     {
-      Scratch& s = scratch_[omp_get_thread_num()];
+      const int thread = omp_get_thread_num();
+      Scratch& s = scratch_[thread];
       s.col_block.fill(0);
       s.col_sum.fill(0.0);
       s.rows_in_block = 0;
-      // Dynamic chunks: on a shared machine a descheduled thread's rows go to the running one
-      // instead of stalling the whole pass. Any thread may take any rows (the column sums are
-      // per thread and added up below).
-#pragma omp for schedule(dynamic, 1) nowait
+      // Static chunks: every thread sums the same rows in the same order on every run, so the
+      // column sums (per thread, added up below in thread order) and hence the potentials are
+      // bitwise reproducible for a given thread count, as the solver promises for a seed.
+#pragma omp for schedule(static) nowait
       for (Index chunk = 0; chunk < chunks; ++chunk) {
         if (errors.failed()) continue;  // an exception must not leave the worksharing loop
         errors.run([&] {
           const Index end = std::min<Index>(n_, (chunk + 1) * chunk_rows);
-          for (Index i = chunk * chunk_rows; i < end; ++i) residual += process_row(i, s, check);
+          for (Index i = chunk * chunk_rows; i < end; ++i) {
+            residuals[thread] += process_row(i, s, check);
+          }
         });
       }
       errors.run([&] { flush(s); });
@@ -251,6 +254,8 @@ class FusedSinkhorn {
       });
     }
     errors.rethrow();
+    double residual = 0.0;
+    for (double r : residuals) residual += r;  // thread order: reproducible
     return residual;
   }
 
@@ -490,6 +495,96 @@ void plan_rows(const CostView& cost,
   }
 }
 
+// The momentum update of the GW loop fused into the plan pass (sinkhorn_plan_momentum): the
+// same row kernel and row scale as plan_rows, then the blend into the caller's plan block with
+// the per-row statistics accumulated on the way, so T_new is never stored.
+template <typename CostT, typename T, typename PlanT>
+void plan_momentum_rows(const CostView& cost,
+                        std::span<const double> f,
+                        std::span<const double> g,
+                        double epsilon,
+                        PlanT* plan,
+                        Index plan_rows_count,
+                        Index plan_cols,
+                        Offset plan_stride,
+                        double alpha,
+                        std::span<PlanBlendStats> stats,
+                        int threads) {
+  const Index k = cost.cols();
+  const DenseRows<CostT> rows{static_cast<const CostT*>(cost.data()), cost.row_stride()};
+  AlignedArray<T> wt(k);
+  for (Index j = 0; j < k; ++j) wt[j] = static_cast<T>(detail::to_scaled(g[j], epsilon) * kLog2e);
+  const T cost_scale = static_cast<T>(-kLog2e / epsilon);
+  const PlanT keep = static_cast<PlanT>(1.0 - alpha);
+  const PlanT take = static_cast<PlanT>(alpha);
+#pragma omp parallel num_threads(threads)
+  {
+    AlignedArray<T> row(k);
+#pragma omp for schedule(static)
+    for (Index i = 0; i < plan_rows_count; ++i) {
+      PlanT* __restrict p = plan + static_cast<Offset>(i) * plan_stride;
+      const CostT* __restrict c = rows.row(i);
+      const double u = detail::to_scaled(f[i], epsilon);
+      T correction = T(0);
+      if (u != -kInf) {
+        const T ut2 = static_cast<T>(u * kLog2e);
+        correction = static_cast<T>(std::exp(u - static_cast<double>(ut2) * kLn2));
+        exp2_row(c, wt.data(), ut2, cost_scale, k, row.data());
+      } else {
+        std::fill(row.data(), row.data() + k, T(0));
+      }
+      const T* __restrict r = row.data();
+      double change = 0.0, weighted = 0.0, mass = 0.0;
+#pragma omp simd reduction(+ : change, weighted, mass)
+      for (Index j = 0; j < plan_cols; ++j) {
+        const PlanT blended = keep * p[j] + take * static_cast<PlanT>(r[j] * correction);
+        const double delta = static_cast<double>(blended) - static_cast<double>(p[j]);
+        change += delta * delta;
+        weighted += static_cast<double>(c[j]) * static_cast<double>(blended);
+        mass += static_cast<double>(blended);
+        p[j] = blended;
+      }
+      stats[i] = {change, weighted, mass};
+    }
+  }
+}
+
+template <typename CostT, typename T>
+void plan_momentum_dispatch(const CostView& cost,
+                            std::span<const double> f,
+                            std::span<const double> g,
+                            double epsilon,
+                            const PlanView& plan,
+                            double alpha,
+                            std::span<PlanBlendStats> stats,
+                            int threads) {
+  if (plan.element_type() == Precision::kF32) {
+    plan_momentum_rows<CostT, T>(cost,
+                                 f,
+                                 g,
+                                 epsilon,
+                                 plan.f32(),
+                                 plan.rows(),
+                                 plan.cols(),
+                                 plan.row_stride(),
+                                 alpha,
+                                 stats,
+                                 threads);
+  } else {
+    plan_momentum_rows<CostT, T>(cost,
+                                 f,
+                                 g,
+                                 epsilon,
+                                 plan.f64(),
+                                 plan.rows(),
+                                 plan.cols(),
+                                 plan.row_stride(),
+                                 alpha,
+                                 stats,
+                                 threads);
+  }
+}
+
 template <typename CostT, typename T>
 void plan_dispatch_out(const CostView& cost,
                        std::span<const double> f,
@@ -545,6 +640,53 @@ void sinkhorn_plan(const CostView& cost,
     plan_dispatch_out<float, double>(cost, f, g, epsilon, plan, threads);
   } else {
     plan_dispatch_out<double, double>(cost, f, g, epsilon, plan, threads);
+  }
+}
+
+void sinkhorn_plan_momentum(const CostView& cost,
+                            std::span<const double> f,
+                            std::span<const double> g,
+                            double epsilon,
+                            const PlanView& plan,
+                            double alpha,
+                            std::span<PlanBlendStats> stats,
+                            const SinkhornOptions& options) {
+  GW_CHECK(plan.rows() <= cost.rows() && plan.cols() <= cost.cols(),
+           "sinkhorn_plan_momentum: the plan (" << plan.rows() << " x " << plan.cols()
+                                                << ") must be a leading block of the cost ("
+                                                << cost.rows() << " x " << cost.cols() << ")");
+  GW_CHECK(plan.row_stride() >= plan.cols(),
+           "sinkhorn_plan_momentum: plan row stride " << plan.row_stride() << " < " << plan.cols());
+  GW_CHECK(stats.size() == static_cast<std::size_t>(plan.rows()),
+           "sinkhorn_plan_momentum: " << stats.size() << " row statistics for " << plan.rows()
+                                      << " plan rows");
+  GW_CHECK(alpha > 0.0 && alpha <= 1.0,
+           "sinkhorn_plan_momentum: alpha must be in (0, 1], got " << alpha);
+  const char* who = "sinkhorn_plan_momentum";
+  GW_CHECK(options.threads >= 0,
+           who << ": SinkhornOptions.threads must be >= 0, got " << options.threads);
+  detail::check_cost_shape(who, cost);
+  GW_CHECK(f.size() == static_cast<std::size_t>(cost.rows()) &&
+               g.size() == static_cast<std::size_t>(cost.cols()),
+           who << ": potentials of " << f.size() << " and " << g.size() << " entries for a "
+               << cost.rows() << " x " << cost.cols() << " cost");
+  detail::check_epsilon(who, epsilon);
+  GW_CHECK(plan.data() != nullptr, who << ": the plan view has no data pointer");
+  detail::check_potentials(who, f, "f");
+  detail::check_potentials(who, g, "g");
+  const int threads = threads_for(cost, options.threads);
+  set_flush_denormals_all_threads(threads);
+  const bool cost_f32 = cost.element_type() == Precision::kF32;
+  if (options.precision == Precision::kF32) {
+    if (cost_f32) {
+      plan_momentum_dispatch<float, float>(cost, f, g, epsilon, plan, alpha, stats, threads);
+    } else {
+      plan_momentum_dispatch<double, float>(cost, f, g, epsilon, plan, alpha, stats, threads);
+    }
+  } else if (cost_f32) {
+    plan_momentum_dispatch<float, double>(cost, f, g, epsilon, plan, alpha, stats, threads);
+  } else {
+    plan_momentum_dispatch<double, double>(cost, f, g, epsilon, plan, alpha, stats, threads);
   }
 }
 
