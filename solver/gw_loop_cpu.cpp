@@ -5,12 +5,13 @@
 //   distances  provider queries, O((n + k) M) output
 //   cost       one GEMM of 2 n k (M + 2) flops (Eigen, multithreaded) writing Lambda with its
 //              row/column terms folded in; one more pass only for the EMA / fused blends
-//   sinkhorn   (inner iterations + 1) reads of Lambda, then one write of the Sinkhorn plan
-//   blend      one pass: T <- (1 - alpha) T + alpha T_new, with ||dT||_F, <Lambda, T> and the row
-//              masses of T accumulated on the way (per-row partials summed in row order, so every
-//              reduction is independent of the thread count)
-// Buffers (Real = float32 in mixed precision): Lambda (n+1)(k+1), T n k, T_new (n+1)(k+1), plus an
-// EMA copy of Lambda when lambda_ema > 0.
+//   sinkhorn   (inner iterations + 1) reads of Lambda
+//   plan       one pass: T <- (1 - alpha) T + alpha T_new, with T_new computed from the potentials
+//              on the fly (never stored) and ||dT||_F, <Lambda, T> and the row masses of T
+//              accumulated on the way (per-row partials summed in row order, so every reduction
+//              is independent of the thread count)
+// Buffers (Real = float32 in mixed precision): Lambda (n+1)(k+1) and T n k, plus an EMA copy of
+// Lambda when lambda_ema > 0.
 #include <Eigen/Core>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "sinkhorn/sinkhorn.h"
+#include "solver/loop_driver_impl.h"
 #include "solver/solver_impl.h"
 
 namespace gw::detail {
@@ -39,15 +41,27 @@ class CpuLoop {
         opt_(options),
         n_(problem.n),
         k_(problem.k),
-        m_(options.num_anchors),
+        m_(options.max_anchors(problem.n, problem.k)),
         slack_(slack_layout(problem.n, problem.k, options)),
         rows_(n_ + (slack_.enabled ? 1 : 0)),
         cols_(k_ + (slack_.enabled ? 1 : 0)),
-        gw_(options.fused_weight < 1.0),
-        rng_(options.seed, /*stream=*/1) {
-    lambda_.assign(static_cast<std::size_t>(rows_) * cols_, Real(0));
-    plan_new_.assign(static_cast<std::size_t>(rows_) * cols_, Real(0));
+        gw_(options.fused_weight < 1.0) {
+    // T_0 first (the given plan, or p q^T), and the float64 initial plan freed before the other
+    // n x k buffers exist: the peak stays at three plans' worth of memory.
     plan_.resize(static_cast<std::size_t>(n_) * k_);
+    row_mass_.resize(n_);
+    for (Index i = 0; i < n_; ++i) {
+      double mass = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        const double t = initial_plan.empty() ? problem.p[i] * problem.q[j]
+                                              : initial_plan[static_cast<std::size_t>(i) * k_ + j];
+        plan_[static_cast<std::size_t>(i) * k_ + j] = static_cast<Real>(t);
+        mass += static_cast<double>(static_cast<Real>(t));
+      }
+      row_mass_[i] = mass;
+    }
+    std::vector<double>().swap(initial_plan);
+    lambda_.assign(static_cast<std::size_t>(rows_) * cols_, Real(0));
     if (opt_.lambda_ema > 0.0) lambda_ema_.resize(static_cast<std::size_t>(n_) * k_);
     if (gw_) {
       dx_.resize(static_cast<std::size_t>(n_) * m_);
@@ -65,21 +79,13 @@ class CpuLoop {
       a_.push_back(slack_.row_mass);
       b_.push_back(slack_.col_mass);
     }
-    f_.assign(rows_, 0.0);
-    g_.assign(cols_, 0.0);
-    row_partials_.resize(n_);
-    // T_0: the given plan, or p q^T.
-    row_mass_.resize(n_);
-    for (Index i = 0; i < n_; ++i) {
-      double mass = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        const double t = initial_plan.empty() ? problem.p[i] * problem.q[j]
-                                              : initial_plan[static_cast<std::size_t>(i) * k_ + j];
-        plan_[static_cast<std::size_t>(i) * k_ + j] = static_cast<Real>(t);
-        mass += static_cast<double>(static_cast<Real>(t));
-      }
-      row_mass_[i] = mass;
-    }
+    f_ = problem.potential_f.empty() ? std::vector<double>(rows_, 0.0) : problem.potential_f;
+    g_ = problem.potential_g.empty() ? std::vector<double>(cols_, 0.0) : problem.potential_g;
+    GW_CHECK_CODE(f_.size() == static_cast<std::size_t>(rows_) &&
+                      g_.size() == static_cast<std::size_t>(cols_),
+                  ErrorCode::kInternal,
+                  "starting potentials do not match the augmented shape");
+    row_stats_.resize(n_);
     sinkhorn_options_.max_iterations = opt_.sinkhorn_max_iterations;
     sinkhorn_options_.tolerance = opt_.sinkhorn_tolerance;
     sinkhorn_options_.check_every = opt_.sinkhorn_check_every;
@@ -93,17 +99,42 @@ class CpuLoop {
     if (!gw_) {
       run_plain_ot(result);
     } else {
-      run_gw(result);
+      run_gw_iterations(*this, pb_, opt_, result);
     }
     // Release the loop's buffers before the float64 copy, so the peak stays at three plans.
     std::vector<Real>().swap(lambda_);
-    std::vector<Real>().swap(plan_new_);
     std::vector<Real>().swap(lambda_ema_);
     plan_out.assign(plan_.begin(), plan_.end());
   }
 
+  // The potentials the loop ended with (for a continued run).
+  void take_potentials(std::vector<double>& f, std::vector<double>& g) {
+    f = std::move(f_);
+    g = std::move(g_);
+  }
+
+  // The steps run_gw_iterations (loop_driver_impl.h) drives.
+  AnchorPairs sample(std::span<const double> uniforms) {
+    return sample_anchor_pairs(plan_.data(), n_, k_, k_, row_mass_, uniforms);
+  }
+  std::span<float> source_block(int m) {
+    return std::span<float>(dx_).first(static_cast<std::size_t>(n_) * m);
+  }
+  std::span<float> target_block(int m) {
+    return std::span<float>(dy_).first(static_cast<std::size_t>(k_) * m);
+  }
+  void build_cost(int m, bool precise) { fill_gw_cost(m, precise); }
+  SinkhornResult sinkhorn(double epsilon, int max_iterations, double tolerance) {
+    SinkhornOptions inner = sinkhorn_options_;
+    inner.max_iterations = max_iterations;
+    inner.tolerance = tolerance;
+    return gw::sinkhorn(cost_view(), a_, b_, epsilon, f_, g_, inner);
+  }
+  IterationTotals plan_and_blend(double epsilon) { return blend(epsilon, opt_.momentum); }
+
  private:
-  // fused_weight == 1: Lambda = C_feat never changes, so the loop reduces to one Sinkhorn solve.
+  // fused_weight == 1: Lambda = C_feat never changes, so the loop reduces to one Sinkhorn solve,
+  // run to the polishing tolerance.
   void run_plain_ot(Result& result) {
     Stopwatch watch;
     {
@@ -113,110 +144,13 @@ class CpuLoop {
     SinkhornResult inner;
     {
       ScopedPhase phase(result.timings, "sinkhorn");
-      inner = sinkhorn(cost_view(), a_, b_, opt_.epsilon, f_, g_, sinkhorn_options_);
-      sinkhorn_plan(cost_view(), f_, g_, opt_.epsilon, plan_view(), sinkhorn_options_);
+      inner =
+          sinkhorn(opt_.epsilon, opt_.polish_sinkhorn_iterations, opt_.polish_sinkhorn_tolerance);
     }
-    const Totals totals = blend(1.0);
-    result.iterations = 1;
-    result.gw_cost_estimate = totals.cost;
-    result.log.push_back({1,
-                          totals.cost,
-                          totals.error,
-                          opt_.epsilon,
-                          inner.iterations,
-                          inner.marginal_error,
-                          watch.seconds()});
-    if (inner.termination == SinkhornTermination::kNonFinite) {
-      result.termination = Termination::kNonFinite;
-      result.message = "plain OT (fused_weight = 1): Sinkhorn produced a non-finite value";
-    } else {
-      result.termination = Termination::kConverged;
-      result.message = "plain entropic OT on the feature cost (fused_weight = 1): Sinkhorn " +
-                       std::string(to_string(inner.termination)) + " after " +
-                       std::to_string(inner.iterations) + " iterations";
-    }
-  }
-
-  void run_gw(Result& result) {
-    StoppingRule stopping(opt_);
-    Stopwatch watch;
-    for (int t = 0; t < opt_.max_iterations; ++t) {
-      const int iteration = t + 1;
-      const double epsilon = epsilon_at(opt_, t);
-      AnchorPairs anchors;
-      {
-        ScopedPhase phase(result.timings, "sampling");
-        const std::vector<double> uniforms = draw_sampling_uniforms(rng_, m_);
-        anchors = sample_anchor_pairs(plan_.data(), n_, k_, k_, row_mass_, uniforms);
-      }
-      {
-        ScopedPhase phase(result.timings, "distances");
-        pb_.source->distances_to(anchors.rows, dx_);
-        pb_.target->distances_to(anchors.cols, dy_);
-        clamp_and_normalize(dx_, true);
-        clamp_and_normalize(dy_, true);
-      }
-      {
-        ScopedPhase phase(result.timings, "cost");
-        fill_gw_cost();
-      }
-      SinkhornResult inner;
-      {
-        ScopedPhase phase(result.timings, "sinkhorn");
-        inner = sinkhorn(cost_view(), a_, b_, epsilon, f_, g_, sinkhorn_options_);
-      }
-      if (inner.termination == SinkhornTermination::kNonFinite) {
-        result.termination = Termination::kNonFinite;
-        result.message = "Sinkhorn produced a non-finite marginal error at iteration " +
-                         std::to_string(iteration) + " (epsilon " + std::to_string(epsilon) +
-                         "); the plan is the previous iterate's";
-        break;
-      }
-      Totals totals;
-      {
-        ScopedPhase phase(result.timings, "plan");
-        sinkhorn_plan(cost_view(), f_, g_, epsilon, plan_view(), sinkhorn_options_);
-        totals = blend(opt_.momentum);
-      }
-      result.iterations = iteration;
-      result.gw_cost_estimate = totals.cost;
-      result.log.push_back({iteration,
-                            totals.cost,
-                            totals.error,
-                            epsilon,
-                            inner.iterations,
-                            inner.marginal_error,
-                            watch.seconds()});
-      if (!std::isfinite(totals.cost) || !std::isfinite(totals.error)) {
-        result.termination = Termination::kNonFinite;
-        result.message = "the plan became non-finite at iteration " + std::to_string(iteration);
-        break;
-      }
-      const bool check = iteration % opt_.check_every == 0 || iteration == opt_.max_iterations;
-      if (const auto stop = stopping.update(iteration, totals.cost, totals.error, check)) {
-        result.termination = *stop;
-        result.message = stopping.message();
-        break;
-      }
-      if (check && opt_.progress) {
-        Progress progress{
-            iteration, opt_.max_iterations, totals.cost, totals.error, epsilon, watch.seconds()};
-        if (!opt_.progress(progress)) {
-          result.termination = Termination::kCancelled;
-          result.message =
-              "cancelled by the progress callback at iteration " + std::to_string(iteration);
-          break;
-        }
-      }
-    }
-    if (result.termination == Termination::kNotRun) {
-      result.termination = Termination::kMaxIterations;
-      result.message = "reached max_iterations = " + std::to_string(opt_.max_iterations);
-    }
+    record_plain_ot(inner, blend(opt_.epsilon, 1.0), opt_.epsilon, watch.seconds(), result);
   }
 
   CostView cost_view() const { return CostView(lambda_.data(), rows_, cols_); }
-  PlanView plan_view() { return PlanView(plan_new_.data(), rows_, cols_); }
 
   Real& lambda_at(Index i, Index j) { return lambda_[static_cast<std::size_t>(i) * cols_ + j]; }
 
@@ -237,8 +171,9 @@ class CpuLoop {
   //   [D_X | a | 1] (n x (M+2)) times [-(2/M) D_Y | 1 | b]^T ((M+2) x k),
   // so Lambda is written once with no separate pass for the row/column terms. Then the EMA and
   // fused blends (one pass, only when enabled) and the slack entries.
-  void fill_gw_cost() {
-    const Index m = m_;
+  // `precise` (polishing iterations): the cost from many anchors is used as it is, neither mixed
+  // with nor fed into the EMA, whose history is noisier than it.
+  void fill_gw_cost(Index m, bool precise) {
     const Real scale = Real(-2) / static_cast<Real>(m);
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < n_; ++i) {
@@ -272,7 +207,7 @@ class CpuLoop {
     lambda.noalias() = left * right.transpose();
 
     const double beta = opt_.lambda_ema;
-    const bool ema = beta > 0.0;
+    const bool ema = beta > 0.0 && !precise;
     const double alpha_f = opt_.fused_weight;
     const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
     if (ema || feature != nullptr) {
@@ -314,37 +249,23 @@ class CpuLoop {
     lambda_at(n_, k_) = corner;
   }
 
-  struct Totals {
-    double cost = 0.0;   // <Lambda, T>
-    double error = 0.0;  // ||T - T_prev||_F
-  };
-
-  // T <- (1 - alpha) T + alpha T_new on the real block, accumulating per row the squared change,
-  // <Lambda, T> and the row mass; rows are then summed in order (thread-count independent).
-  Totals blend(double alpha) {
-    const Real keep = static_cast<Real>(1.0 - alpha);
-    const Real take = static_cast<Real>(alpha);
-#pragma omp parallel for schedule(static)
+  // T <- (1 - alpha) T + alpha T_new with T_new = exp((f + g - Lambda) / epsilon) never stored
+  // (sinkhorn_plan_momentum); the per-row statistics are summed in row order, so every total is
+  // independent of the thread count.
+  IterationTotals blend(double epsilon, double alpha) {
+    sinkhorn_plan_momentum(cost_view(),
+                           f_,
+                           g_,
+                           epsilon,
+                           PlanView(plan_.data(), n_, k_),
+                           alpha,
+                           row_stats_,
+                           sinkhorn_options_);
+    IterationTotals totals;
     for (Index i = 0; i < n_; ++i) {
-      Real* t = &plan_[static_cast<std::size_t>(i) * k_];
-      const Real* fresh = &plan_new_[static_cast<std::size_t>(i) * cols_];
-      const Real* lam = &lambda_[static_cast<std::size_t>(i) * cols_];
-      double change = 0.0, cost = 0.0, mass = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        const Real blended = keep * t[j] + take * fresh[j];
-        const double delta = static_cast<double>(blended) - static_cast<double>(t[j]);
-        change += delta * delta;
-        cost += static_cast<double>(lam[j]) * static_cast<double>(blended);
-        mass += static_cast<double>(blended);
-        t[j] = blended;
-      }
-      row_partials_[i] = {change, cost};
-      row_mass_[i] = mass;
-    }
-    Totals totals;
-    for (Index i = 0; i < n_; ++i) {
-      totals.error += row_partials_[i].first;
-      totals.cost += row_partials_[i].second;
+      totals.error += row_stats_[i].change_sq;
+      totals.cost += row_stats_[i].cost;
+      row_mass_[i] = row_stats_[i].mass;
     }
     totals.error = std::sqrt(totals.error);
     return totals;
@@ -353,19 +274,18 @@ class CpuLoop {
   const PreparedProblem& pb_;
   const Options& opt_;
   const Index n_, k_;
-  const int m_;
+  const int m_;  // the most anchors of any iteration (buffer sizes)
   const SlackLayout slack_;
   const Index rows_, cols_;  // augmented shape
   const bool gw_;
-  Rng rng_;
   SinkhornOptions sinkhorn_options_;
-  std::vector<Real> lambda_, lambda_ema_, plan_, plan_new_;
+  std::vector<Real> lambda_, lambda_ema_, plan_;
   bool ema_started_ = false;
   std::vector<float> dx_, dy_;
   std::vector<Real> left_, right_;  // augmented GEMM factors, n x (M+2) and k x (M+2)
   double max_feature_cost_ = 0.0;
   std::vector<double> a_, b_, f_, g_, row_mass_;
-  std::vector<std::pair<double, double>> row_partials_;
+  std::vector<PlanBlendStats> row_stats_;
 };
 
 }  // namespace
@@ -382,9 +302,11 @@ void run_cpu_loop(PreparedProblem& problem,
   if (options.precision == Precision::kF64) {
     CpuLoop<double> loop(problem, std::move(initial_plan), options);
     loop.run(plan, result);
+    loop.take_potentials(problem.potential_f, problem.potential_g);
   } else {
     CpuLoop<float> loop(problem, std::move(initial_plan), options);
     loop.run(plan, result);
+    loop.take_potentials(problem.potential_f, problem.potential_g);
   }
 }
 

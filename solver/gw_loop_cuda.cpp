@@ -43,6 +43,7 @@
 #include "sinkhorn/cuda_sinkhorn.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/cuda/gw_loop_kernels.cuh"
+#include "solver/loop_driver_impl.h"
 #include "solver/solver_impl.h"
 
 #define GW_CUBLAS_CHECK(call)                                                                 \
@@ -150,12 +151,11 @@ class CudaLoop {
         opt_(options),
         n_(problem.n),
         k_(problem.k),
-        m_(options.num_anchors),
+        m_(options.max_anchors(problem.n, problem.k)),
         slack_(slack_layout(problem.n, problem.k, options)),
         rows_(n_ + (slack_.enabled ? 1 : 0)),
         cols_(k_ + (slack_.enabled ? 1 : 0)),
         gw_(options.fused_weight < 1.0),
-        rng_(options.seed, /*stream=*/1),
         scope_(options.device),
         sampler_(options.device),
         stream_(static_cast<cudaStream_t>(sampler_.stream())),
@@ -236,16 +236,50 @@ class CudaLoop {
     sinkhorn_.use_device_cost(CostView(static_cast<const Real*>(lambda_.get()), rows_, cols_));
     sinkhorn_.reset_potentials();  // the profile solve may have left potentials of this shape
     sinkhorn_.set_marginals(a_, b_);
+    if (!pb_.potential_f.empty()) sinkhorn_.set_potentials(pb_.potential_f, pb_.potential_g);
   }
 
   void run(std::vector<double>& plan_out, Result& result) {
     if (!gw_) {
       run_plain_ot(result);
     } else {
-      run_gw(result);
+      // Same bound as the CPU loop: max-normalized distances keep Lambda <= 1 (the EMA too); the
+      // fused blend stays below (1 - alpha_f) + alpha_f max C_feat. The GEMM writes only the
+      // real block, so the slack entries are filled once.
+      const double alpha_f = opt_.fused_weight;
+      const bool fused = alpha_f > 0.0 && pb_.feature_cost != nullptr;
+      fill_slack(fused ? (1.0 - alpha_f) + alpha_f * max_feature_cost_ : 1.0);
+      run_gw_iterations(*this, pb_, opt_, result);
     }
     ScopedPhase phase(result.timings, "download");
     download_plan(plan_out);
+  }
+
+  // The potentials the loop ended with (for a continued run).
+  void take_potentials(std::vector<double>& f, std::vector<double>& g) const {
+    f.resize(rows_);
+    g.resize(cols_);
+    sinkhorn_.download_potentials(f, g);
+  }
+
+  // The steps run_gw_iterations (loop_driver_impl.h) drives. The anchors come back to the host
+  // every iteration (the providers run there), so the totals are read back every iteration too.
+  AnchorPairs sample(std::span<const double> uniforms) {
+    return sampler_.sample(plan_.get(), n_, k_, k_, row_mass_.get(), uniforms);
+  }
+  std::span<float> source_block(int m) { return dx_host_.span(static_cast<std::size_t>(n_) * m); }
+  std::span<float> target_block(int m) { return dy_host_.span(static_cast<std::size_t>(k_) * m); }
+  void build_cost(int m, bool precise) { fill_gw_cost(m, precise); }
+  SinkhornResult sinkhorn(double epsilon, int max_iterations, double tolerance) {
+    SinkhornOptions inner = sinkhorn_options_;
+    inner.max_iterations = max_iterations;
+    inner.tolerance = tolerance;
+    return sinkhorn_.solve(epsilon, inner);
+  }
+  IterationTotals plan_and_blend(double epsilon) {
+    sinkhorn_.plan_to_device(epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
+    GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
+    return blend(opt_.momentum);
   }
 
  private:
@@ -345,135 +379,34 @@ class CudaLoop {
     SinkhornResult inner;
     {
       ScopedPhase phase(result.timings, "sinkhorn");
-      inner = sinkhorn_.solve(opt_.epsilon, sinkhorn_options_);
+      inner =
+          sinkhorn(opt_.epsilon, opt_.polish_sinkhorn_iterations, opt_.polish_sinkhorn_tolerance);
       sinkhorn_.plan_to_device(opt_.epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
       GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
     }
-    const Totals totals = blend(1.0);
-    result.iterations = 1;
-    result.gw_cost_estimate = totals.cost;
-    result.log.push_back({1,
-                          totals.cost,
-                          totals.error,
-                          opt_.epsilon,
-                          inner.iterations,
-                          inner.marginal_error,
-                          watch.seconds()});
-    if (inner.termination == SinkhornTermination::kNonFinite) {
-      result.termination = Termination::kNonFinite;
-      result.message = "plain OT (fused_weight = 1): Sinkhorn produced a non-finite value";
-    } else {
-      result.termination = Termination::kConverged;
-      result.message = "plain entropic OT on the feature cost (fused_weight = 1): Sinkhorn " +
-                       std::string(to_string(inner.termination)) + " after " +
-                       std::to_string(inner.iterations) + " iterations";
-    }
-  }
-
-  void run_gw(Result& result) {
-    StoppingRule stopping(opt_);
-    Stopwatch watch;
-    // Same bound as the CPU loop: max-normalized distances keep Lambda <= 1 (the EMA too); the
-    // fused blend stays below (1 - alpha_f) + alpha_f max C_feat. The slack entries never change.
-    const double alpha_f = opt_.fused_weight;
-    const bool fused = alpha_f > 0.0 && pb_.feature_cost != nullptr;
-    fill_slack(fused ? (1.0 - alpha_f) + alpha_f * max_feature_cost_ : 1.0);
-    for (int t = 0; t < opt_.max_iterations; ++t) {
-      const int iteration = t + 1;
-      const double epsilon = epsilon_at(opt_, t);
-      AnchorPairs anchors;
-      {
-        ScopedPhase phase(result.timings, "sampling");
-        const std::vector<double> uniforms = draw_sampling_uniforms(rng_, m_);
-        anchors = sampler_.sample(plan_.get(), n_, k_, k_, row_mass_.get(), uniforms);
-      }
-      {
-        ScopedPhase phase(result.timings, "distances");
-        const std::span<float> dx = dx_host_.span(static_cast<std::size_t>(n_) * m_);
-        const std::span<float> dy = dy_host_.span(static_cast<std::size_t>(k_) * m_);
-        pb_.source->distances_to(anchors.rows, dx);
-        pb_.target->distances_to(anchors.cols, dy);
-        clamp_and_normalize(dx, true);
-        clamp_and_normalize(dy, true);
-      }
-      {
-        ScopedPhase phase(result.timings, "cost");
-        fill_gw_cost();
-      }
-      SinkhornResult inner;
-      {
-        ScopedPhase phase(result.timings, "sinkhorn");
-        inner = sinkhorn_.solve(epsilon, sinkhorn_options_);
-      }
-      if (inner.termination == SinkhornTermination::kNonFinite) {
-        result.termination = Termination::kNonFinite;
-        result.message = "Sinkhorn produced a non-finite marginal error at iteration " +
-                         std::to_string(iteration) + " (epsilon " + std::to_string(epsilon) +
-                         "); the plan is the previous iterate's";
-        break;
-      }
-      Totals totals;
-      {
-        ScopedPhase phase(result.timings, "plan");
-        sinkhorn_.plan_to_device(epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
-        GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
-        totals = blend(opt_.momentum);
-      }
-      result.iterations = iteration;
-      result.gw_cost_estimate = totals.cost;
-      result.log.push_back({iteration,
-                            totals.cost,
-                            totals.error,
-                            epsilon,
-                            inner.iterations,
-                            inner.marginal_error,
-                            watch.seconds()});
-      if (!std::isfinite(totals.cost) || !std::isfinite(totals.error)) {
-        result.termination = Termination::kNonFinite;
-        result.message = "the plan became non-finite at iteration " + std::to_string(iteration);
-        break;
-      }
-      const bool check = iteration % opt_.check_every == 0 || iteration == opt_.max_iterations;
-      if (const auto stop = stopping.update(iteration, totals.cost, totals.error, check)) {
-        result.termination = *stop;
-        result.message = stopping.message();
-        break;
-      }
-      if (check && opt_.progress) {
-        Progress progress{
-            iteration, opt_.max_iterations, totals.cost, totals.error, epsilon, watch.seconds()};
-        if (!opt_.progress(progress)) {
-          result.termination = Termination::kCancelled;
-          result.message =
-              "cancelled by the progress callback at iteration " + std::to_string(iteration);
-          break;
-        }
-      }
-    }
-    if (result.termination == Termination::kNotRun) {
-      result.termination = Termination::kMaxIterations;
-      result.message = "reached max_iterations = " + std::to_string(opt_.max_iterations);
-    }
+    record_plain_ot(inner, blend(1.0), opt_.epsilon, watch.seconds(), result);
   }
 
   // Lambda = a 1^T + 1 b^T - (2/M) D_X D_Y^T as one GEMM over the augmented factors
   // [D_X | a | 1] (n x (M+2)) and [-(2/M) D_Y | 1 | b] (k x (M+2)), then the EMA / fused blends.
   // Returns with Lambda complete (CudaSinkhorn reads it from its own stream).
-  void fill_gw_cost() {
-    const std::size_t dx_bytes = static_cast<std::size_t>(n_) * m_ * sizeof(float);
-    const std::size_t dy_bytes = static_cast<std::size_t>(k_) * m_ * sizeof(float);
+  // `precise` (polishing iterations): the cost from many anchors is used as it is, neither mixed
+  // with nor fed into the EMA, whose history is noisier than it.
+  void fill_gw_cost(int m, bool precise) {
+    const std::size_t dx_bytes = static_cast<std::size_t>(n_) * m * sizeof(float);
+    const std::size_t dy_bytes = static_cast<std::size_t>(k_) * m * sizeof(float);
     GW_CUDA_CHECK(
         cudaMemcpyAsync(dx_.get(), dx_host_.get(), dx_bytes, cudaMemcpyHostToDevice, stream_));
     GW_CUDA_CHECK(
         cudaMemcpyAsync(dy_.get(), dy_host_.get(), dy_bytes, cudaMemcpyHostToDevice, stream_));
     GW_CUDA_CHECK(cuda::launch_augmented_factors(
-        dx_.get(), n_, m_, /*left=*/true, precision(), left_.get(), stream_));
+        dx_.get(), n_, m, /*left=*/true, precision(), left_.get(), stream_));
     GW_CUDA_CHECK(cuda::launch_augmented_factors(
-        dy_.get(), k_, m_, /*left=*/false, precision(), right_.get(), stream_));
-    gemm_rows(blas_.get(), n_, k_, m_ + 2, left_.get(), right_.get(), lambda_.get(), cols_);
+        dy_.get(), k_, m, /*left=*/false, precision(), right_.get(), stream_));
+    gemm_rows(blas_.get(), n_, k_, m + 2, left_.get(), right_.get(), lambda_.get(), cols_);
 
     const double beta = opt_.lambda_ema;
-    const bool ema = beta > 0.0;
+    const bool ema = beta > 0.0 && !precise;
     const double alpha_f = opt_.fused_weight;
     const Real* feature = alpha_f > 0.0 && pb_.feature_cost != nullptr ? feature_.get() : nullptr;
     if (ema || feature != nullptr) {
@@ -505,14 +438,9 @@ class CudaLoop {
         cuda::launch_fill_slack(lambda_.get(), precision(), n_, k_, cols_, edge, corner, stream_));
   }
 
-  struct Totals {
-    double cost = 0.0;   // <Lambda, T>
-    double error = 0.0;  // ||T - T_prev||_F
-  };
-
   // T <- (1 - alpha) T + alpha T_new on the real block, with the row masses left on the device
   // for the next sampling; returns the iteration's totals (one 16-byte read-back).
-  Totals blend(double alpha) {
+  IterationTotals blend(double alpha) {
     GW_CUDA_CHECK(cuda::launch_momentum_blend(plan_.get(),
                                               plan_new_.get(),
                                               lambda_.get(),
@@ -530,7 +458,7 @@ class CudaLoop {
     GW_CUDA_CHECK(cudaMemcpyAsync(
         totals_host_.get(), totals_.get(), 2 * sizeof(double), cudaMemcpyDeviceToHost, stream_));
     GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    Totals totals;
+    IterationTotals totals;
     totals.error = std::sqrt(totals_host_.get()[0]);
     totals.cost = totals_host_.get()[1];
     return totals;
@@ -640,11 +568,10 @@ class CudaLoop {
   const PreparedProblem& pb_;
   const Options& opt_;
   const Index n_, k_;
-  const int m_;
+  const int m_;  // the most anchors of any iteration (buffer sizes)
   const SlackLayout slack_;
   const Index rows_, cols_;  // augmented shape
   const bool gw_;
-  Rng rng_;
   cuda::ScopedDevice scope_;   // options.device is current while the loop lives
   CudaAnchorSampler sampler_;  // owns the stream every loop kernel runs on
   cudaStream_t stream_;
@@ -665,7 +592,7 @@ class CudaLoop {
 // Phases beyond the CPU loop's: "device_setup" (handles, buffers), "upload" (a given T_0),
 // "init" (the distance-profile T_0 built on the device), "download" (the final plan).
 template <typename Real>
-void run_loop(const PreparedProblem& problem,
+void run_loop(PreparedProblem& problem,
               std::vector<double> initial_plan,
               const Options& options,
               std::vector<double>& plan,
@@ -675,6 +602,7 @@ void run_loop(const PreparedProblem& problem,
   result.timings.add("device_setup", setup.seconds());
   loop.start(std::move(initial_plan), result);
   loop.run(plan, result);
+  loop.take_potentials(problem.potential_f, problem.potential_g);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 namespace gw {
@@ -43,6 +44,24 @@ double Options::resolved_epsilon_final() const {
   return std::max(epsilon / 10.0, std::min(5e-4, epsilon));
 }
 
+int Options::many_anchors(Index n, Index k) const {
+  if (warmup_anchors > 0) return std::max(num_anchors, warmup_anchors);
+  // 40 M, but at most kWarmupFlops of GEMM work per such iteration (2 n k m flops): large problems
+  // get fewer extra anchors (their starts are already well oriented by the profiles).
+  constexpr double kWarmupFlops = 8e9;
+  const double affordable = kWarmupFlops / (2.0 * static_cast<double>(n) * static_cast<double>(k));
+  const double automatic = std::min(40.0 * num_anchors, affordable);
+  return std::max(num_anchors, static_cast<int>(automatic));
+}
+
+int Options::anchors_at(int t, Index n, Index k) const {
+  return t < warmup_iterations ? many_anchors(n, k) : num_anchors;
+}
+
+int Options::max_anchors(Index n, Index k) const {
+  return warmup_iterations > 0 || polish_iterations > 0 ? many_anchors(n, k) : num_anchors;
+}
+
 int Options::resolved_plateau_patience() const {
   return plateau_patience >= 0 ? plateau_patience : std::max(min_iterations / 2, 20);
 }
@@ -52,6 +71,10 @@ bool Options::is_valid(std::string* why) const {
   auto positive = [](double x) { return std::isfinite(x) && x > 0.0; };
   if (num_anchors < 1) {
     problem << "num_anchors (M) must be >= 1, got " << num_anchors;
+  } else if (warmup_iterations < 0) {
+    problem << "warmup_iterations must be >= 0, got " << warmup_iterations;
+  } else if (warmup_anchors < 0) {
+    problem << "warmup_anchors must be >= 0 (0 = automatic), got " << warmup_anchors;
   } else if (!(lambda_ema >= 0.0 && lambda_ema < 1.0)) {
     problem << "lambda_ema must be in [0, 1), got " << lambda_ema;
   } else if (!positive(epsilon)) {
@@ -81,6 +104,12 @@ bool Options::is_valid(std::string* why) const {
     problem << "sinkhorn_tolerance must be >= 0, got " << sinkhorn_tolerance;
   } else if (sinkhorn_check_every < 1) {
     problem << "sinkhorn_check_every must be >= 1, got " << sinkhorn_check_every;
+  } else if (polish_iterations < 0) {
+    problem << "polish_iterations must be >= 0, got " << polish_iterations;
+  } else if (polish_sinkhorn_iterations < 1) {
+    problem << "polish_sinkhorn_iterations must be >= 1, got " << polish_sinkhorn_iterations;
+  } else if (!(polish_sinkhorn_tolerance >= 0.0)) {
+    problem << "polish_sinkhorn_tolerance must be >= 0, got " << polish_sinkhorn_tolerance;
   } else if (auto_precomputed_max_nodes < 0) {
     problem << "auto_precomputed_max_nodes must be >= 0, got " << auto_precomputed_max_nodes;
   } else if (knn < 1) {
@@ -103,6 +132,10 @@ bool Options::is_valid(std::string* why) const {
     problem << "profile_epsilon must be finite and > 0, got " << profile_epsilon;
   } else if (profile_sinkhorn_iterations < 1) {
     problem << "profile_sinkhorn_iterations must be >= 1, got " << profile_sinkhorn_iterations;
+  } else if (restarts < 1) {
+    problem << "restarts must be >= 1 (1 = no probing), got " << restarts;
+  } else if (restart_iterations < 1) {
+    problem << "restart_iterations must be >= 1, got " << restart_iterations;
   } else if (multiscale && multiscale_size < 2) {
     problem << "multiscale_size must be >= 2, got " << multiscale_size;
   } else if (threads < 0) {

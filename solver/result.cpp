@@ -38,6 +38,8 @@ std::string format(const char* fmt, double value) {
 void write_options(JsonWriter& json, const Options& o) {
   json.begin_object()
       .member("num_anchors", o.num_anchors)
+      .member("warmup_iterations", o.warmup_iterations)
+      .member("warmup_anchors", o.warmup_anchors)
       .member("lambda_ema", o.lambda_ema)
       .member("epsilon", o.epsilon)
       .member("epsilon_final", o.resolved_epsilon_final())
@@ -53,6 +55,9 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("sinkhorn_max_iterations", o.sinkhorn_max_iterations)
       .member("sinkhorn_tolerance", o.sinkhorn_tolerance)
       .member("sinkhorn_check_every", o.sinkhorn_check_every)
+      .member("polish_iterations", o.polish_iterations)
+      .member("polish_sinkhorn_iterations", o.polish_sinkhorn_iterations)
+      .member("polish_sinkhorn_tolerance", o.polish_sinkhorn_tolerance)
       .member("distance_mode", o.distance_mode ? std::string(to_string(*o.distance_mode)) : "auto")
       .member("knn", o.knn)
       .member("num_landmarks", o.num_landmarks)
@@ -61,6 +66,8 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("rho_b", o.rho_b)
       .member("slack", o.slack)
       .member("round_marginals", o.round_marginals)
+      .member("restarts", o.restarts)
+      .member("restart_iterations", o.restart_iterations)
       .member("initial_plan", to_string(o.initial_plan))
       .member("profile_anchors", o.profile_anchors)
       .member("profile_quantiles", o.profile_quantiles);
@@ -116,6 +123,11 @@ std::string Result::full_report() const {
       << options.resolved_epsilon_final() << ", alpha " << options.momentum << ", max_iter "
       << options.max_iterations << ", precision " << to_string(options.precision) << ", seed "
       << seed << "\n";
+  if (!restart_losses.empty()) {
+    out << "  restarts: losses";
+    for (double loss : restart_losses) out << " " << format("%.4g", loss);
+    out << "; probe " << restart_chosen << " continued\n";
+  }
   if (multiscale_used) {
     out << "  multiscale: " << multiscale_size << " nodes per side, " << multiscale_iterations
         << " iterations, " << format("%.3f", multiscale_seconds) << " s\n";
@@ -153,6 +165,9 @@ std::string Result::to_json(bool pretty) const {
   write_stats(json, source_distance_stats);
   json.key("target_distance_stats");
   write_stats(json, target_distance_stats);
+  json.key("restarts").begin_object().member("chosen", restart_chosen).key("losses").begin_array();
+  for (double loss : restart_losses) json.value(loss);
+  json.end_array().end_object();
   json.key("multiscale")
       .begin_object()
       .member("used", multiscale_used)

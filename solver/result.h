@@ -87,6 +87,11 @@ struct Result {
   DistanceStats target_distance_stats;
   std::size_t distance_memory_bytes = 0;
 
+  // Restart probes (Options::restarts): the GW loss each probe's plan reached, and the probe that
+  // continued (its index into restart_losses). Empty / -1 without probing.
+  std::vector<double> restart_losses;
+  int restart_chosen = -1;
+
   // Multiscale warm start: whether it ran, its size, iterations and seconds.
   bool multiscale_used = false;
   Index multiscale_size = 0;

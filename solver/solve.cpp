@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 
+#include <omp.h>
+
 #include "core/context.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -201,6 +203,52 @@ void finalize_plan(std::vector<double>& plan, const Options& options, Result& re
   for (Index i = 0; i <= n; ++i) csr.row_offsets[i] = static_cast<Offset>(i) * top;
   plan.clear();
   plan.shrink_to_fit();
+}
+
+// Sinkhorn-Knopp scaling of the plan itself towards marginals (p, q), one pass per sweep: each
+// row pass applies the pending column factors, rescales the row to p_i and accumulates the column
+// sums that give the next column factors. Stops when the column error falls below `tolerance`
+// (rows are exact after their pass) or after max_sweeps; a final pass applies the last column
+// factors. Rows or columns of zero mass are left alone.
+void scale_to_marginals(std::vector<double>& plan,
+                        const std::vector<double>& p,
+                        const std::vector<double>& q,
+                        double tolerance,
+                        int max_sweeps) {
+  const Index n = static_cast<Index>(p.size()), k = static_cast<Index>(q.size());
+  std::vector<double> col_factor(k, 1.0), col_sum(k);
+  const int threads = available_threads();
+  std::vector<std::vector<double>> partial(threads, std::vector<double>(k));
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double>& local = partial[omp_get_thread_num()];
+      std::fill(local.begin(), local.end(), 0.0);
+#pragma omp for schedule(static)
+      for (Index i = 0; i < n; ++i) {
+        double* t = plan.data() + static_cast<std::size_t>(i) * k;
+        double mass = 0.0;
+        for (Index j = 0; j < k; ++j) mass += (t[j] *= col_factor[j]);
+        if (mass <= 0.0) continue;
+        const double scale = p[i] / mass;
+        for (Index j = 0; j < k; ++j) local[j] += (t[j] *= scale);
+      }
+    }
+    std::fill(col_sum.begin(), col_sum.end(), 0.0);
+    for (const auto& local : partial)
+      for (Index j = 0; j < k; ++j) col_sum[j] += local[j];
+    double error = 0.0;
+    for (Index j = 0; j < k; ++j) {
+      error += std::abs(col_sum[j] - q[j]);
+      col_factor[j] = col_sum[j] > 0.0 ? q[j] / col_sum[j] : 1.0;
+    }
+    if (error < tolerance) break;
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    double* t = plan.data() + static_cast<std::size_t>(i) * k;
+    for (Index j = 0; j < k; ++j) t[j] *= col_factor[j];
+  }
 }
 
 // Altschuler-Weed-Rigollet rounding onto {T >= 0 : T 1 = p, T^T 1 = q} (see
@@ -410,17 +458,71 @@ Result solve(const Problem& problem, const Options& options) {
     pb.initial_plan = detail::distance_profile_plan(pb, options);
   }
 
+  auto run_loop = [&](detail::PreparedProblem& problem, std::vector<double>& out, Result& into) {
+    if (options.backend == Backend::kCuda) {
+      detail::run_cuda_loop(problem, options, out, into);
+    } else {
+      detail::run_cpu_loop(problem, options, out, into);
+    }
+  };
+
   std::vector<double> plan;
-  if (options.backend == Backend::kCuda) {
-    detail::run_cuda_loop(pb, options, plan, result);
-  } else {
-    detail::run_cpu_loop(pb, options, plan, result);
+  const bool probing =
+      options.restarts > 1 && pb.source && options.restart_iterations < options.max_iterations;
+  if (probing) {
+    // The starting plan is kept in float32 between probes (a start needs no more), so that the
+    // probes' peak memory stays within three plans plus this copy and the best probe's plan.
+    const std::vector<float> start(pb.initial_plan.begin(), pb.initial_plan.end());
+    std::vector<float> best_plan;
+    std::vector<double> best_f, best_g;
+    double best_loss = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < options.restarts; ++r) {
+      detail::PreparedProblem probe = pb;
+      probe.initial_plan.assign(start.begin(), start.end());
+      probe.window = {0,
+                      options.restart_iterations,
+                      /*stream=*/100 + static_cast<std::uint64_t>(r),
+                      /*stopping=*/false};
+      Result probe_result;
+      std::vector<double> probe_plan;
+      run_loop(probe, probe_plan, probe_result);
+      for (const auto& [phase, seconds] : probe_result.timings.entries()) {
+        result.timings.add("probe_" + phase, seconds);
+      }
+      result.backend = probe_result.backend;
+      result.threads = probe_result.threads;
+      if (probe_result.termination == Termination::kNonFinite) {
+        result.restart_losses.push_back(std::numeric_limits<double>::quiet_NaN());
+        continue;
+      }
+      Result scored;
+      {
+        ScopedPhase phase(result.timings, "probe_loss");
+        compute_loss(pb, probe_plan, options, scored);
+      }
+      result.restart_losses.push_back(scored.gw_loss);
+      if (scored.gw_loss < best_loss) {
+        best_loss = scored.gw_loss;
+        result.restart_chosen = r;
+        best_plan.assign(probe_plan.begin(), probe_plan.end());
+        best_f = std::move(probe.potential_f);
+        best_g = std::move(probe.potential_g);
+      }
+    }
+    if (result.restart_chosen >= 0) {
+      pb.initial_plan.assign(best_plan.begin(), best_plan.end());
+      pb.potential_f = std::move(best_f);
+      pb.potential_g = std::move(best_g);
+      pb.window.first_iteration = options.restart_iterations;
+    }
   }
+  run_loop(pb, plan, result);
 
   const bool balanced =
       std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
   if (options.round_marginals && balanced && result.termination != Termination::kNonFinite) {
     ScopedPhase phase(result.timings, "round");
+    scale_to_marginals(plan, pb.p, pb.q, /*tolerance=*/1e-7, /*max_sweeps=*/30);
     round_to_marginals(plan, pb.p, pb.q);
   }
   if (options.compute_gw_loss && pb.source) {

@@ -1,6 +1,8 @@
 // Internal pieces of the solver shared by solve.cpp and the backend loops (not installed).
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -13,6 +15,17 @@
 
 namespace gw::detail {
 
+// Which stretch of the iteration schedule one loop call runs. Restart probes (Options::restarts)
+// run the first few iterations, each under its own anchor-sampling stream and without stopping
+// tests; the winner's plan then starts the main call at first_iteration, so epsilon_t and the
+// iteration counts continue where the probe left off.
+struct LoopWindow {
+  int first_iteration = 0;                          // 0-based t of the first iteration
+  int max_count = std::numeric_limits<int>::max();  // iterations this call may run
+  std::uint64_t stream = 1;                         // anchors from Rng(options.seed, stream)
+  bool stopping = true;                             // apply the stopping rules
+};
+
 // A problem with everything resolved: providers built, marginals normalized, shapes checked.
 struct PreparedProblem {
   Index n = 0;
@@ -23,6 +36,12 @@ struct PreparedProblem {
   std::vector<double> q;                              // k, sums to 1
   const DenseMatrix<double>* feature_cost = nullptr;  // n x k, or null
   std::vector<double> initial_plan;                   // n x k, mass 1; empty: p q^T
+  LoopWindow window;
+  // Sinkhorn potentials of the augmented problem (n (+1 slack), k (+1 slack)): where the loop
+  // starts (empty: zeros) and, on return, where it ended -- so a continued run (after restart
+  // probes) keeps its warm start.
+  std::vector<double> potential_f;
+  std::vector<double> potential_g;
 };
 
 // Builds the distance provider of one side ("source" / "target" in messages).

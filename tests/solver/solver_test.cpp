@@ -214,7 +214,8 @@ TEST(Spiral, Aligns2000x2500WithLandmarks) {
 }
 
 TEST(Spiral, SameSeedSameThreadsGivesTheBitwiseSamePlan) {
-  const SpiralCase c = spiral_problem(200, 250, 3);
+  // Large enough (400 x 500) that every parallel pass splits its rows over several threads.
+  const SpiralCase c = spiral_problem(400, 500, 3);
   Options o = spiral_options(DistanceMode::kLandmark);
   o.max_iterations = 40;
   o.min_iterations = 40;
@@ -264,6 +265,61 @@ TEST(Spiral, MultiscaleWarmStartRunsAndKeepsQuality) {
   EXPECT_GE(abs_rho(c, r), kMinAbsRho) << r.brief_report();
 }
 
+TEST(Schedule, WarmupAndPolishDrawManyAnchorsThenM) {
+  Options o;
+  o.num_anchors = 50;
+  o.warmup_iterations = 2;
+  EXPECT_EQ(o.many_anchors(400, 500), 2000);    // 40 M: 2 n k m = 0.8 GFLOP, under the cap
+  EXPECT_EQ(o.many_anchors(2000, 2500), 800);   // capped at 8 GFLOP per iteration
+  EXPECT_EQ(o.many_anchors(20000, 25000), 50);  // never fewer than M
+  EXPECT_EQ(o.anchors_at(0, 400, 500), 2000);
+  EXPECT_EQ(o.anchors_at(1, 400, 500), 2000);
+  EXPECT_EQ(o.anchors_at(2, 400, 500), 50);
+  o.warmup_anchors = 300;
+  EXPECT_EQ(o.anchors_at(0, 400, 500), 300);
+  EXPECT_EQ(o.max_anchors(400, 500), 300);
+  o.warmup_iterations = 0;
+  o.polish_iterations = 0;
+  EXPECT_EQ(o.max_anchors(400, 500), 50);
+}
+
+TEST(Schedule, PolishingIterationsSolveTheirInnerProblemsTighter) {
+  const SpiralCase c = spiral_problem(200, 250, 7);
+  Options o = spiral_options(DistanceMode::kLandmark);
+  o.polish_iterations = 3;
+  const Result r = solve(c.problem, o);
+  ASSERT_GE(r.log.size(), 4u);
+  for (std::size_t t = 0; t + 3 < r.log.size(); ++t) {
+    EXPECT_LE(r.log[t].sinkhorn_iterations, o.sinkhorn_max_iterations) << "iteration " << t;
+  }
+  int polished = 0;
+  for (std::size_t t = r.log.size() - 3; t < r.log.size(); ++t) {
+    polished += r.log[t].sinkhorn_iterations > o.sinkhorn_max_iterations;
+  }
+  EXPECT_GE(polished, 1) << "the last iterations must run tight inner solves";
+  EXPECT_GT(r.timings.get("polish_sinkhorn"), 0.0);
+}
+
+TEST(Schedule, RestartProbesRankTheirPlansByLossAndTheBestContinues) {
+  const SpiralCase c = spiral_problem(250, 300, 8);
+  Options o = spiral_options(DistanceMode::kPrecomputed);
+  o.restarts = 3;
+  o.restart_iterations = 10;
+  const Result r = solve(c.problem, o);
+  ASSERT_EQ(r.restart_losses.size(), 3u);
+  ASSERT_GE(r.restart_chosen, 0);
+  const auto best = std::min_element(r.restart_losses.begin(), r.restart_losses.end());
+  EXPECT_EQ(r.restart_chosen, best - r.restart_losses.begin());
+  EXPECT_TRUE(r.ok()) << r.message;
+  EXPECT_GT(r.log.front().iteration, o.restart_iterations) << "the main run continues the probe";
+  EXPECT_GE(abs_rho(c, r), kMinAbsRho);
+  EXPECT_GT(r.timings.get("probe_sinkhorn"), 0.0);
+  o.restarts = 1;
+  const Result single = solve(c.problem, o);
+  EXPECT_TRUE(single.restart_losses.empty());
+  EXPECT_EQ(single.log.front().iteration, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Problem variants on a small fused / plain OT problem.
 
@@ -292,13 +348,14 @@ TEST(Variants, FusedWeightOneEqualsPlainSinkhornOnTheFeatureCost) {
   o.slack = false;
   o.epsilon = 0.05;
   o.precision = Precision::kF64;
+  o.round_marginals = false;  // compare the Sinkhorn plan itself
   const Result r = solve(c.problem, o);
   ASSERT_TRUE(r.ok()) << r.message;
   std::vector<double> a(c.n, 1.0 / c.n), b(c.k, 1.0 / c.k), f(c.n, 0.0), g(c.k, 0.0);
   SinkhornOptions so;
   so.precision = Precision::kF64;
-  so.max_iterations = o.sinkhorn_max_iterations;
-  so.tolerance = o.sinkhorn_tolerance;
+  so.max_iterations = o.polish_sinkhorn_iterations;  // plain OT is solved to the polish tolerance
+  so.tolerance = o.polish_sinkhorn_tolerance;
   so.check_every = o.sinkhorn_check_every;
   const CostView view(c.cost.values.data(), c.n, c.k);
   sinkhorn(view, a, b, o.epsilon, f, g, so);
