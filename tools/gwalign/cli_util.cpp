@@ -87,6 +87,22 @@ void add_solver_options(cxxopts::Options& options) {
        with_default(d.sinkhorn_tolerance))
       ("lambda-ema", "EMA weight beta of the sampled cost across iterations, in [0, 1)",
        with_default(d.lambda_ema))
+      ("warmup-iter", "first iterations that draw --warmup-anchors pairs (0: no warm-up)",
+       with_default(d.warmup_iterations))
+      ("warmup-anchors", "anchor pairs of the warm-up and polishing iterations (0: automatic, "
+                         "40 M capped by an 8 GFLOP cost per iteration)",
+       with_default(d.warmup_anchors))
+      ("polish-iter", "final iterations with warm-up anchors and tight inner solves",
+       with_default(d.polish_iterations))
+      ("polish-sinkhorn-max-iter", "inner Sinkhorn iterations of a polishing iteration",
+       with_default(d.polish_sinkhorn_iterations))
+      ("polish-sinkhorn-tol", "inner Sinkhorn tolerance of a polishing iteration",
+       with_default(d.polish_sinkhorn_tolerance))
+      ("restarts", "probe runs of --restart-iter iterations; the lowest-loss one continues "
+                   "(1: none)",
+       with_default(d.restarts))
+      ("restart-iter", "iterations of one restart probe", with_default(d.restart_iterations))
+      ("no-round", "return the loop's plan as is, without putting it on the transport polytope")
       ("init", "starting plan: product | profiles",
        cxxopts::value<std::string>()->default_value(std::string(to_string(d.initial_plan))))
       ("multiscale", "start from a coarse alignment of farthest-point subsamples")
@@ -152,6 +168,14 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.sinkhorn_max_iterations = flags["sinkhorn-max-iter"].as<int>();
   o.sinkhorn_tolerance = flags["sinkhorn-tol"].as<double>();
   o.lambda_ema = flags["lambda-ema"].as<double>();
+  o.warmup_iterations = flags["warmup-iter"].as<int>();
+  o.warmup_anchors = flags["warmup-anchors"].as<int>();
+  o.polish_iterations = flags["polish-iter"].as<int>();
+  o.polish_sinkhorn_iterations = flags["polish-sinkhorn-max-iter"].as<int>();
+  o.polish_sinkhorn_tolerance = flags["polish-sinkhorn-tol"].as<double>();
+  o.restarts = flags["restarts"].as<int>();
+  o.restart_iterations = flags["restart-iter"].as<int>();
+  o.round_marginals = flags.count("no-round") == 0;
   const std::string init = flags["init"].as<std::string>();
   const auto initial_plan = initial_plan_from_string(init);
   GW_CHECK(initial_plan, "--init must be product or profiles, got '" << init << "'");
