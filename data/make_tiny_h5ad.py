@@ -2,9 +2,9 @@
 """Writes data/tiny_source.h5ad and data/tiny_target.h5ad with Debian's anndata (python3-anndata).
 
 Two small single-cell-like AnnData files for the CLI's interop tests and the README examples:
-  tiny_source.h5ad  200 cells x 30 genes: a noisy 2-D spiral (r = linspace(0.3, 1, n),
+  tiny_source.h5ad  400 cells x 30 genes: a noisy 2-D spiral (r = linspace(0.3, 1, n),
                     theta = linspace(0, 9, n)) mapped linearly into 30 genes plus noise
-  tiny_target.h5ad  240 cells x 40 genes: the same spiral rolled up as a swiss roll (x, h, y),
+  tiny_target.h5ad  480 cells x 40 genes: the same spiral rolled up as a swiss roll (x, h, y),
                     h ~ U(0, 1), mapped into 40 other genes
 Each file has X (float32, dense), obsm/X_pca (10 principal components of the centred X, by SVD),
 obsp/distances (the kNN distance graph on X_pca, k = 10, as scikit-learn's kneighbors_graph
@@ -23,6 +23,10 @@ import pandas as pd
 from sklearn.neighbors import kneighbors_graph
 
 NOISE = 0.02
+# Enough cells that the 10-NN geodesics follow the spiral closely (with 200 / 240 cells the
+# alignment quality swung between seeds: |rho| 0.76 to 0.9997).
+N_SOURCE = 400
+N_TARGET = 480
 COMPONENTS = 10
 NEIGHBOURS = 10
 
@@ -62,11 +66,11 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     rng = np.random.default_rng(20261121)
 
-    x, y, theta = spiral(200, rng)
+    x, y, theta = spiral(N_SOURCE, rng)
     source = make(np.column_stack([x, y]), theta, 30, rng, "src")
 
-    x, y, theta = spiral(240, rng)
-    h = rng.uniform(0.0, 1.0, 240)
+    x, y, theta = spiral(N_TARGET, rng)
+    h = rng.uniform(0.0, 1.0, N_TARGET)
     target = make(np.column_stack([x, h, y]), theta, 40, rng, "tgt")
 
     source.write_h5ad(os.path.join(out, "tiny_source.h5ad"))

@@ -79,6 +79,8 @@ TEST(CliInterop, AnndataReadsWriteIntoSourceAfterAligningByXPca) {
                                  target,
                                  "--rep",
                                  "obsm:X_pca",
+                                 "--knn",
+                                 "10",
                                  "--write-into-source",
                                  "-o",
                                  out,
@@ -89,7 +91,7 @@ TEST(CliInterop, AnndataReadsWriteIntoSourceAfterAligningByXPca) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_GE(json_number(read_text(json), "abs_rho"), 0.99);
   const RunResult check = run_program(
-      "/usr/bin/python3", {"-c", kCheckWriteIntoSource, out, source, "240", "10"}, dir.path());
+      "/usr/bin/python3", {"-c", kCheckWriteIntoSource, out, source, "480", "10"}, dir.path());
   EXPECT_EQ(check.status, 0) << check.out << check.err;
   EXPECT_EQ(check.out.rfind("OK", 0), 0u) << check.out << check.err;
 }
@@ -115,7 +117,7 @@ TEST(CliInterop, AnndataReadsDensePlanWrittenIntoSource) {
                                        "import sys, anndata, numpy as np\n"
                                        "a = anndata.read_h5ad(sys.argv[1])\n"
                                        "p = np.asarray(a.obsm['gw_plan'])\n"
-                                       "assert p.shape == (200, 240), p.shape\n"
+                                       "assert p.shape == (400, 480), p.shape\n"
                                        "assert abs(p.sum() - 1) < 1e-3, p.sum()\n"
                                        "m = np.asarray(a.obsm['gw_match'])\n"
                                        "assert np.array_equal(m, p.argmax(axis=1))\n"
