@@ -117,7 +117,7 @@ int run_bench_spiral(int argc, char** argv) {
     stats.min = *std::min_element(seconds.begin(), seconds.end());
     stats.max = *std::max_element(seconds.begin(), seconds.end());
     stats.median = median(seconds);
-    return std::make_pair(stats, last);
+    return std::make_pair(stats, std::move(last));
   };
 
   if (args.count("table")) {
