@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "core/context.h"
+#include "core/cuda/cuda_util.h"
 #include "core/error.h"
 #include "core/timer.h"
-#include "sampling/cuda/device_memory_impl.h"
 #include "sampling/cuda_sampling.h"
 #include "sampling/sampling.h"
 #include "sinkhorn/cuda_sinkhorn.h"
@@ -59,8 +59,8 @@ namespace gw::detail {
 
 namespace {
 
-using cuda::DeviceAlloc;
-using cuda::PinnedAlloc;
+using cuda::DeviceBuffer;
+using cuda::PinnedBuffer;
 
 // Elements per half of the double-buffered pinned staging buffer of the plan transfers.
 constexpr std::size_t kStagingElements = std::size_t{1} << 23;
@@ -288,7 +288,7 @@ class CudaLoop {
   }
 
   void start_from_product() {
-    DeviceAlloc<double> p(n_), q(k_);
+    DeviceBuffer<double> p(n_), q(k_);
     GW_CUDA_CHECK(cudaMemcpyAsync(
         p.get(), pb_.p.data(), pb_.p.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
     GW_CUDA_CHECK(cudaMemcpyAsync(
@@ -306,9 +306,9 @@ class CudaLoop {
   void start_from_distance_profiles() {
     const DistanceProfiles profiles = distance_profile_features(pb_, opt_);
     const int q = profiles.quantiles;
-    DeviceAlloc<float> source(profiles.source.size()), target(profiles.target.size());
-    DeviceAlloc<float> left(static_cast<std::size_t>(n_) * (q + 2));
-    DeviceAlloc<float> right(static_cast<std::size_t>(k_) * (q + 2));
+    DeviceBuffer<float> source(profiles.source.size()), target(profiles.target.size());
+    DeviceBuffer<float> left(static_cast<std::size_t>(n_) * (q + 2));
+    DeviceBuffer<float> right(static_cast<std::size_t>(k_) * (q + 2));
     GW_CUDA_CHECK(cudaMemcpyAsync(source.get(),
                                   profiles.source.data(),
                                   profiles.source.size() * sizeof(float),
@@ -572,18 +572,18 @@ class CudaLoop {
   const SlackLayout slack_;
   const Index rows_, cols_;  // augmented shape
   const bool gw_;
-  cuda::ScopedDevice scope_;   // options.device is current while the loop lives
+  cuda::DeviceGuard scope_;    // options.device is current while the loop lives
   CudaAnchorSampler sampler_;  // owns the stream every loop kernel runs on
   cudaStream_t stream_;
   CublasHandle blas_;
   CudaSinkhorn sinkhorn_;
   SinkhornOptions sinkhorn_options_;
-  DeviceAlloc<Real> lambda_, plan_, plan_new_, lambda_ema_, feature_, left_, right_;
-  DeviceAlloc<float> dx_, dy_;
-  DeviceAlloc<double> row_change_, row_cost_, row_mass_, totals_;
-  PinnedAlloc<float> dx_host_, dy_host_;
-  PinnedAlloc<double> totals_host_;
-  PinnedAlloc<Real> staging_;
+  DeviceBuffer<Real> lambda_, plan_, plan_new_, lambda_ema_, feature_, left_, right_;
+  DeviceBuffer<float> dx_, dy_;
+  DeviceBuffer<double> row_change_, row_cost_, row_mass_, totals_;
+  PinnedBuffer<float> dx_host_, dy_host_;
+  PinnedBuffer<double> totals_host_;
+  PinnedBuffer<Real> staging_;
   bool ema_started_ = false;
   double max_feature_cost_ = 0.0;
   std::vector<double> a_, b_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -16,7 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cellgraph/cuda/aggregate_kernels.cuh"
-#include "cellgraph/cuda/device_util_impl.h"
+#include "core/cuda/cuda_util.h"
 #endif
 
 namespace gw {
@@ -33,14 +34,18 @@ std::optional<CudaAggregateMethod> cuda_aggregate_method_from_string(std::string
 
 #if GW_HAS_CUDA
 
+namespace {
+constexpr std::string_view kToDevice = "copy it to the device first (gw::DeviceArray)";
+}  // namespace
+
 class CudaAggregator::Impl {
  public:
   explicit Impl(int device) : device_(device) {
     require_backend(Backend::kCuda, device);
     cuda::DeviceGuard guard(device_);
     stream_ = std::make_unique<cuda::Stream>();
-    status_.ensure(sizeof(int));
-    num_genes_.ensure(sizeof(Index));
+    status_.ensure(1);
+    num_genes_.ensure(1);
   }
 
   ~Impl() {
@@ -71,9 +76,9 @@ class CudaAggregator::Impl {
     GW_CHECK(count < std::numeric_limits<Index>::max(),
              "CudaAggregator: " << count << " token positions exceed 2^31 - 1; split the batch");
     cuda::DeviceGuard guard(device_);
-    cuda::check_device_pointer(embeddings, device_, "CudaAggregator: embeddings");
-    cuda::check_device_pointer(gene_ids, device_, "CudaAggregator: gene_ids");
-    cuda::check_device_pointer(lengths, device_, "CudaAggregator: lengths");
+    cuda::check_device_pointer(embeddings, device_, "CudaAggregator: embeddings", kToDevice);
+    cuda::check_device_pointer(gene_ids, device_, "CudaAggregator: gene_ids", kToDevice);
+    cuda::check_device_pointer(lengths, device_, "CudaAggregator: lengths", kToDevice);
     const bool sort = method == CudaAggregateMethod::kSortByKey;
     const Index capacity = sort ? static_cast<Index>(std::min<Offset>(id_bound, count)) : id_bound;
     reserve<T>(count, hidden, id_bound, capacity, sort);
@@ -96,9 +101,9 @@ class CudaAggregator::Impl {
                                              id_bound,
                                              keys_.as<Index>(),
                                              values_.as<Index>(),
-                                             status_.as<int>(),
+                                             status_.get(),
                                              s));
-        std::size_t bytes = temp_.bytes();
+        std::size_t bytes = temp_.size();
         GW_CUDA_CHECK(cuda::sort_pairs(temp_.get(),
                                        bytes,
                                        keys_.as<Index>(),
@@ -111,7 +116,7 @@ class CudaAggregator::Impl {
         // Entries past the run count must read as empty runs for the scan of the run starts.
         GW_CUDA_CHECK(cudaMemsetAsync(
             run_counts_.get(), 0, (static_cast<std::size_t>(n) + 1) * sizeof(Offset), s));
-        bytes = temp_.bytes();
+        bytes = temp_.size();
         GW_CUDA_CHECK(cuda::run_length_encode(temp_.get(),
                                               bytes,
                                               sorted_keys_.as<Index>(),
@@ -120,7 +125,7 @@ class CudaAggregator::Impl {
                                               num_runs_.as<Index>(),
                                               n,
                                               s));
-        bytes = temp_.bytes();
+        bytes = temp_.size();
         GW_CUDA_CHECK(cuda::exclusive_sum(temp_.get(),
                                           bytes,
                                           run_counts_.as<Offset>(),
@@ -137,7 +142,7 @@ class CudaAggregator::Impl {
                                              id_bound,
                                              capacity,
                                              mean,
-                                             num_genes_.as<Index>(),
+                                             num_genes_.get(),
                                              s));
       }
       result_ids_ = unique_.as<Index>();
@@ -159,11 +164,11 @@ class CudaAggregator::Impl {
                                                    id_bound,
                                                    sums_.as<double>(),
                                                    table_counts_.as<unsigned long long>(),
-                                                   status_.as<int>(),
+                                                   status_.get(),
                                                    s));
       GW_CUDA_CHECK(cuda::launch_table_flags(
           table_counts_.as<unsigned long long>(), id_bound, flags_.as<Offset>(), s));
-      std::size_t bytes = temp_.bytes();
+      std::size_t bytes = temp_.size();
       GW_CUDA_CHECK(cuda::exclusive_sum(
           temp_.get(), bytes, flags_.as<Offset>(), slots_.as<Offset>(), Offset{id_bound} + 1, s));
       GW_CUDA_CHECK(cuda::launch_compact_table(sums_.as<double>(),
@@ -175,7 +180,7 @@ class CudaAggregator::Impl {
                                                mean,
                                                out_ids_.as<Index>(),
                                                out_counts_.as<Offset>(),
-                                               num_genes_.as<Index>(),
+                                               num_genes_.get(),
                                                s));
       result_ids_ = out_ids_.as<Index>();
       result_counts_ = out_counts_.as<Offset>();
@@ -194,12 +199,8 @@ class CudaAggregator::Impl {
 
   DeviceGeneAggregate device_result() const {
     GW_CHECK(last_.valid, "CudaAggregator::device_result: call run_async first");
-    return {result_ids_,
-            mean_.get(),
-            result_counts_,
-            num_genes_.as<Index>(),
-            last_.capacity,
-            last_.hidden};
+    return {
+        result_ids_, mean_.get(), result_counts_, num_genes_.get(), last_.capacity, last_.hidden};
   }
 
   void synchronize() {
@@ -294,9 +295,12 @@ class CudaAggregator::Impl {
                  << batch << ", " << seq_len << ", " << hidden << "]");
     cuda::DeviceGuard guard(device_);
     stream_->synchronize();
-    T* d_embeddings = in_embeddings_.ensure_as<T>(embeddings.size());
-    Index* d_ids = in_ids_.ensure_as<Index>(gene_ids.size());
-    Index* d_lengths = in_lengths_.ensure_as<Index>(lengths.size());
+    in_embeddings_.ensure(embeddings.size() * sizeof(T));
+    in_ids_.ensure(gene_ids.size());
+    in_lengths_.ensure(lengths.size());
+    T* d_embeddings = in_embeddings_.as<T>();
+    Index* d_ids = in_ids_.get();
+    Index* d_lengths = in_lengths_.get();
     copy_in(d_embeddings, embeddings);
     copy_in(d_ids, gene_ids);
     copy_in(d_lengths, lengths);
@@ -307,8 +311,9 @@ class CudaAggregator::Impl {
   double time_read(const void* buffer, Offset bytes, int reps) {
     GW_CHECK(reps >= 1, "CudaAggregator::time_read: reps must be >= 1, got " << reps);
     cuda::DeviceGuard guard(device_);
-    cuda::check_device_pointer(buffer, device_, "CudaAggregator::time_read: buffer");
-    unsigned long long* sink = sink_.ensure_as<unsigned long long>(1);
+    cuda::check_device_pointer(buffer, device_, "CudaAggregator::time_read: buffer", kToDevice);
+    sink_.ensure(1);
+    unsigned long long* sink = sink_.get();
     cudaEvent_t start = nullptr, stop = nullptr;
     GW_CUDA_CHECK(cudaEventCreate(&start));
     GW_CUDA_CHECK(cudaEventCreate(&stop));
@@ -352,7 +357,7 @@ class CudaAggregator::Impl {
   void reserve(Offset count, Index hidden, Index id_bound, Index capacity, bool sort) {
     const std::size_t n = static_cast<std::size_t>(count);
     const std::size_t table = static_cast<std::size_t>(id_bound);
-    std::vector<std::pair<cuda::Scratch*, std::size_t>> needs = {
+    std::vector<std::pair<cuda::DeviceBuffer<std::byte>*, std::size_t>> needs = {
         {&mean_, static_cast<std::size_t>(capacity) * hidden * sizeof(T)}};
     std::size_t temp = 0, bytes = 0;
     if (sort) {
@@ -405,7 +410,7 @@ class CudaAggregator::Impl {
     needs.push_back({&temp_, temp});
     bool grow = false;
     for (const auto& [buffer, size] : needs) {
-      grow = grow || buffer->bytes() < std::max<std::size_t>(size, 1);
+      grow = grow || buffer->size() < std::max<std::size_t>(size, 1);
     }
     if (!grow) return;
     stream_->synchronize();
@@ -414,11 +419,16 @@ class CudaAggregator::Impl {
 
   int device_;
   std::unique_ptr<cuda::Stream> stream_;
-  cuda::Scratch status_, num_genes_, mean_, temp_, sink_;
-  cuda::Scratch keys_, values_, sorted_keys_, sorted_values_, unique_, run_counts_, run_starts_,
-      num_runs_;
-  cuda::Scratch sums_, table_counts_, flags_, slots_, out_ids_, out_counts_;
-  cuda::Scratch in_embeddings_, in_ids_, in_lengths_;
+  cuda::DeviceBuffer<int> status_;
+  cuda::DeviceBuffer<Index> num_genes_;
+  cuda::DeviceBuffer<unsigned long long> sink_;
+  cuda::DeviceBuffer<Index> in_ids_, in_lengths_;
+  cuda::DeviceBuffer<std::byte> in_embeddings_;  // T
+  // Sized together by reserve() (several element types, hence bytes); mean_ holds T.
+  cuda::DeviceBuffer<std::byte> mean_, temp_;
+  cuda::DeviceBuffer<std::byte> keys_, values_, sorted_keys_, sorted_values_, unique_, run_counts_,
+      run_starts_, num_runs_;
+  cuda::DeviceBuffer<std::byte> sums_, table_counts_, flags_, slots_, out_ids_, out_counts_;
   const Index* result_ids_ = nullptr;
   const Offset* result_counts_ = nullptr;
   LastRun last_;

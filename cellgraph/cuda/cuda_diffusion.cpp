@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -19,8 +20,8 @@
 #if GW_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "cellgraph/cuda/device_util_impl.h"
 #include "cellgraph/cuda/diffusion_kernels.cuh"
+#include "core/cuda/cuda_util.h"
 #endif
 
 namespace gw {
@@ -29,9 +30,11 @@ namespace gw {
 
 namespace {
 
+constexpr std::string_view kToDevice = "copy it to the device first (gw::DeviceArray)";
+
 template <typename T>
-void copy_to_device(cuda::Scratch& buffer, const std::vector<T>& host) {
-  buffer.ensure(host.size() * sizeof(T));
+void copy_to_device(cuda::DeviceBuffer<T>& buffer, const std::vector<T>& host) {
+  buffer.ensure(host.size());
   if (!host.empty()) {
     GW_CUDA_CHECK(
         cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
@@ -99,12 +102,12 @@ class CudaHeatDiffusion::Impl {
     const std::size_t elements = static_cast<std::size_t>(num_graphs_) * seq_len_ * channels;
     if (elements == 0) return;
     cuda::DeviceGuard guard(device_);
-    cuda::check_device_pointer(x, device_, "CudaHeatDiffusion::apply: x");
-    cuda::check_device_pointer(y, device_, "CudaHeatDiffusion::apply: y");
+    cuda::check_device_pointer(x, device_, "CudaHeatDiffusion::apply: x", kToDevice);
+    cuda::check_device_pointer(y, device_, "CudaHeatDiffusion::apply: y", kToDevice);
     GW_CHECK(x + elements <= y || y + elements <= x,
              "CudaHeatDiffusion::apply: x and y overlap; give y its own buffer");
     const std::size_t work = std::max<std::size_t>(1, static_cast<std::size_t>(nodes_) * channels);
-    if (t0_.bytes() < work * sizeof(T) || t1_.bytes() < work * sizeof(T)) {
+    if (t0_.size() < work * sizeof(T) || t1_.size() < work * sizeof(T)) {
       stream_->synchronize();  // growing frees buffers that queued steps may still use
       t0_.ensure(work * sizeof(T));
       t1_.ensure(work * sizeof(T));
@@ -112,13 +115,13 @@ class CudaHeatDiffusion::Impl {
     const cudaStream_t s = stream_->get();
     const T* values = nullptr;
     if constexpr (std::is_same_v<T, float>) {
-      values = values_f32_.as<float>();
+      values = values_f32_.get();
     } else {
-      values = values_f64_.as<double>();
+      values = values_f64_.get();
     }
-    const Offset* rows = row_offsets_.as<Offset>();
-    const Index* cols = cols_.as<Index>();
-    const Offset* padded = padded_row_.as<Offset>();
+    const Offset* rows = row_offsets_.get();
+    const Index* cols = cols_.get();
+    const Offset* padded = padded_row_.get();
     // Padding rows stay zero; the real rows are overwritten by the unpad step.
     GW_CUDA_CHECK(cudaMemsetAsync(y, 0, elements * sizeof(T), s));
     T* prev = t0_.as<T>();
@@ -198,8 +201,12 @@ class CudaHeatDiffusion::Impl {
   Index nodes_ = 0;
   Offset nnz_ = 0;
   std::vector<double> weights_;
-  cuda::Scratch row_offsets_, cols_, values_f32_, values_f64_, padded_row_;
-  cuda::Scratch t0_, t1_, host_x_, host_y_;
+  cuda::DeviceBuffer<Offset> row_offsets_, padded_row_;
+  cuda::DeviceBuffer<Index> cols_;
+  cuda::DeviceBuffer<float> values_f32_;
+  cuda::DeviceBuffer<double> values_f64_;
+  // float or double as the caller's data.
+  cuda::DeviceBuffer<std::byte> t0_, t1_, host_x_, host_y_;
 };
 
 CudaHeatDiffusion::CudaHeatDiffusion(int device) : impl_(std::make_unique<Impl>(device)) {}

@@ -3,6 +3,7 @@
 #include "cellgraph/cuda_edge_masks.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "core/config.h"
@@ -12,13 +13,17 @@
 #if GW_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "cellgraph/cuda/device_util_impl.h"
 #include "cellgraph/cuda/edge_masks_kernels.cuh"
+#include "core/cuda/cuda_util.h"
 #endif
 
 namespace gw {
 
 #if GW_HAS_CUDA
+
+namespace {
+constexpr std::string_view kToDevice = "copy it to the device first (gw::DeviceArray)";
+}  // namespace
 
 class CudaEdgeMasker::Impl {
  public:
@@ -34,8 +39,8 @@ class CudaEdgeMasker::Impl {
       type.max_incident = masker.max_incident(t);
       // Edge ids fit int32 (EdgeMasker::add_type checks E < 2^31), halving the gathered bytes.
       std::vector<Index> edges(incidence.edge_ids.begin(), incidence.edge_ids.end());
-      type.offsets.ensure(incidence.offsets.size() * sizeof(Offset));
-      type.edges.ensure(edges.size() * sizeof(Index));
+      type.offsets.ensure(incidence.offsets.size());
+      type.edges.ensure(edges.size());
       GW_CUDA_CHECK(cudaMemcpy(type.offsets.get(),
                                incidence.offsets.data(),
                                incidence.offsets.size() * sizeof(Offset),
@@ -66,8 +71,10 @@ class CudaEdgeMasker::Impl {
     validate_perturbations(batch, num_nodes_);
     cuda::DeviceGuard guard(device_);
     stream_->synchronize();  // earlier work may still read the previous upload
-    Index* ids = upload_ids_.ensure_as<Index>(batch.ids.size());
-    Offset* ptr = upload_ptr_.ensure_as<Offset>(batch.ptr.size());
+    upload_ids_.ensure(batch.ids.size());
+    upload_ptr_.ensure(batch.ptr.size());
+    Index* ids = upload_ids_.get();
+    Offset* ptr = upload_ptr_.get();
     if (!batch.ids.empty()) {
       GW_CUDA_CHECK(cudaMemcpy(
           ids, batch.ids.data(), batch.ids.size() * sizeof(Index), cudaMemcpyHostToDevice));
@@ -96,12 +103,12 @@ class CudaEdgeMasker::Impl {
       const Offset capacity = static_cast<Offset>(batch.num_ids) * type.max_incident;
       type.capacity = capacity;
       type.samples = samples;
-      std::size_t bytes = temp_.bytes();
+      std::size_t bytes = temp_.size();
       GW_CUDA_CHECK(cuda::launch_candidate_counts(batch.ids,
                                                   batch.num_ids,
                                                   sptr_,
                                                   samples,
-                                                  type.offsets.as<Offset>(),
+                                                  type.offsets.get(),
                                                   num_nodes_,
                                                   counts,
                                                   status_.as<int>(),
@@ -114,18 +121,18 @@ class CudaEdgeMasker::Impl {
                                                      batch.num_ids,
                                                      sptr_,
                                                      samples,
-                                                     type.offsets.as<Offset>(),
-                                                     type.edges.as<Index>(),
+                                                     type.offsets.get(),
+                                                     type.edges.get(),
                                                      coff,
                                                      cand,
                                                      cand_sample,
                                                      s));
-        bytes = temp_.bytes();
+        bytes = temp_.size();
         GW_CUDA_CHECK(
             cuda::segmented_sort(temp_.get(), bytes, cand, sorted, capacity, samples, seg, s));
         GW_CUDA_CHECK(
             cuda::launch_first_flags(sorted, cand_sample, seg, samples, capacity, flags, s));
-        bytes = temp_.bytes();
+        bytes = temp_.size();
         GW_CUDA_CHECK(cuda::inclusive_sum(temp_.get(), bytes, flags, rank, capacity, s));
       }
       // With no candidates every seg[b] is 0, so only ptr (all zero) is written.
@@ -157,7 +164,7 @@ class CudaEdgeMasker::Impl {
   void keep_mask_async(int t, const DeviceBatch& batch, std::uint8_t* keep) {
     const Type& type = type_at(t);
     cuda::DeviceGuard guard(device_);
-    cuda::check_device_pointer(keep, device_, "CudaEdgeMasker::keep_mask_async: keep");
+    cuda::check_device_pointer(keep, device_, "CudaEdgeMasker::keep_mask_async: keep", kToDevice);
     check_batch(batch);
     reserve(batch.num_ids, batch.num_samples, /*removal=*/false);
     begin_batch(batch);
@@ -170,8 +177,8 @@ class CudaEdgeMasker::Impl {
                                           batch.num_ids,
                                           sptr_,
                                           batch.num_samples,
-                                          type.offsets.as<Offset>(),
-                                          type.edges.as<Index>(),
+                                          type.offsets.get(),
+                                          type.edges.get(),
                                           num_nodes_,
                                           type.num_edges,
                                           keep,
@@ -241,7 +248,8 @@ class CudaEdgeMasker::Impl {
     const Offset bytes = static_cast<Offset>(batch.num_samples()) * num_edges(t);
     const DeviceBatch device_batch = upload_batch(batch);
     cuda::DeviceGuard guard(device_);
-    std::uint8_t* keep = keep_.ensure_as<std::uint8_t>(static_cast<std::size_t>(bytes));
+    keep_.ensure(static_cast<std::size_t>(bytes));
+    std::uint8_t* keep = keep_.get();
     keep_mask_async(t, device_batch, keep);
     check();
     std::vector<std::uint8_t> out(static_cast<std::size_t>(bytes));
@@ -254,7 +262,7 @@ class CudaEdgeMasker::Impl {
   double time_fill(std::uint8_t* buffer, Offset bytes, int reps) {
     GW_CHECK(reps >= 1, "CudaEdgeMasker::time_fill: reps must be >= 1, got " << reps);
     cuda::DeviceGuard guard(device_);
-    cuda::check_device_pointer(buffer, device_, "CudaEdgeMasker::time_fill: buffer");
+    cuda::check_device_pointer(buffer, device_, "CudaEdgeMasker::time_fill: buffer", kToDevice);
     cudaEvent_t start = nullptr, stop = nullptr;
     GW_CUDA_CHECK(cudaEventCreate(&start));
     GW_CUDA_CHECK(cudaEventCreate(&stop));
@@ -278,10 +286,11 @@ class CudaEdgeMasker::Impl {
   struct Type {
     Offset num_edges = 0;
     Offset max_incident = 0;
-    cuda::Scratch offsets;  // Offset [n + 1]
-    cuda::Scratch edges;    // Index [sum of degrees]
-    cuda::Scratch positions;
-    cuda::Scratch ptr;
+    cuda::DeviceBuffer<Offset> offsets;  // [n + 1]
+    cuda::DeviceBuffer<Index> edges;     // [sum of degrees]
+    // Grown by reserve() with the batch buffers below, hence bytes.
+    cuda::DeviceBuffer<std::byte> positions;  // Offset [capacity]
+    cuda::DeviceBuffer<std::byte> ptr;        // Offset [samples + 1]
     Offset capacity = 0;
     Index samples = 0;
   };
@@ -299,8 +308,8 @@ class CudaEdgeMasker::Impl {
     GW_CHECK(batch.ptr != nullptr, "CudaEdgeMasker: the device batch has no ptr (B + 1 entries)");
     GW_CHECK(batch.num_ids == 0 || batch.ids != nullptr,
              "CudaEdgeMasker: the device batch has " << batch.num_ids << " ids but no id array");
-    cuda::check_device_pointer(batch.ids, device_, "CudaEdgeMasker: batch ids");
-    cuda::check_device_pointer(batch.ptr, device_, "CudaEdgeMasker: batch ptr");
+    cuda::check_device_pointer(batch.ids, device_, "CudaEdgeMasker: batch ids", kToDevice);
+    cuda::check_device_pointer(batch.ptr, device_, "CudaEdgeMasker: batch ptr", kToDevice);
   }
 
   // Sizes every buffer a batch of this shape needs. Growing frees buffers that work still in
@@ -309,7 +318,7 @@ class CudaEdgeMasker::Impl {
   void reserve(Index num_ids, Index samples, bool removal) {
     const std::size_t ids1 = static_cast<std::size_t>(num_ids) + 1;
     const std::size_t segs = static_cast<std::size_t>(samples) + 1;
-    std::vector<std::pair<cuda::Scratch*, std::size_t>> needs = {
+    std::vector<std::pair<cuda::DeviceBuffer<std::byte>*, std::size_t>> needs = {
         {&status_, sizeof(int)}, {&sptr_buffer_, segs * sizeof(Offset)}};
     if (removal) {
       Offset max_capacity = 0;
@@ -345,7 +354,7 @@ class CudaEdgeMasker::Impl {
     }
     bool grow = false;
     for (const auto& [buffer, bytes] : needs)
-      grow = grow || buffer->bytes() < std::max<std::size_t>(bytes, 1);
+      grow = grow || buffer->size() < std::max<std::size_t>(bytes, 1);
     if (!grow) return;
     stream_->synchronize();
     for (const auto& [buffer, bytes] : needs) buffer->ensure(bytes);
@@ -365,10 +374,14 @@ class CudaEdgeMasker::Impl {
   Index num_nodes_;
   std::unique_ptr<cuda::Stream> stream_;
   std::vector<Type> types_;
-  cuda::Scratch status_;
-  cuda::Scratch upload_ids_, upload_ptr_, keep_;
-  cuda::Scratch sptr_buffer_, counts_, coff_, seg_, cand_, sorted_, cand_sample_, flags_, rank_;
-  cuda::Scratch temp_;
+  cuda::DeviceBuffer<Index> upload_ids_;
+  cuda::DeviceBuffer<Offset> upload_ptr_;
+  cuda::DeviceBuffer<std::uint8_t> keep_;
+  // Sized together by reserve() (several element types, hence bytes).
+  cuda::DeviceBuffer<std::byte> status_;
+  cuda::DeviceBuffer<std::byte> sptr_buffer_, counts_, coff_, seg_, cand_, sorted_, cand_sample_,
+      flags_, rank_;
+  cuda::DeviceBuffer<std::byte> temp_;
   Offset* sptr_ = nullptr;
   DeviceBatch last_;
   bool has_removed_ = false;

@@ -13,7 +13,7 @@
 #if GW_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "cellgraph/cuda/device_util_impl.h"
+#include "core/cuda/cuda_util.h"
 #endif
 
 namespace gw {

@@ -14,7 +14,7 @@
 #if GW_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "sampling/cuda/device_memory_impl.h"
+#include "core/cuda/cuda_util.h"
 #include "sampling/cuda/sampling_kernels.cuh"
 #endif
 
@@ -26,13 +26,13 @@ class CudaAnchorSampler::Impl {
  public:
   explicit Impl(int device) : device_(device) {
     require_backend(Backend::kCuda, device);
-    cuda::ScopedDevice scope(device_);
-    stream_ = std::make_unique<cuda::OwnedStream>();
+    cuda::DeviceGuard guard(device_);
+    stream_ = std::make_unique<cuda::Stream>();
   }
 
   ~Impl() {
     try {  // release on the right device; a destructor must not throw
-      cuda::ScopedDevice scope(device_);
+      cuda::DeviceGuard guard(device_);
       stream_.reset();
       row_mass_.release();
       cdf_.release();
@@ -49,7 +49,7 @@ class CudaAnchorSampler::Impl {
   void reserve(Index n, int m) {
     GW_CHECK(n >= 1 && m >= 1,
              "CudaAnchorSampler::reserve: sizes must be >= 1, got n = " << n << ", m = " << m);
-    cuda::ScopedDevice scope(device_);
+    cuda::DeviceGuard guard(device_);
     const auto rows = static_cast<std::size_t>(n);
     const auto pairs = static_cast<std::size_t>(m);
     row_mass_.ensure(rows);
@@ -76,12 +76,16 @@ class CudaAnchorSampler::Impl {
     GW_CHECK(uniforms.size() / 2 <= static_cast<std::size_t>(0x7FFFFFFF),
              "CudaAnchorSampler::sample: at most 2^31 - 1 pairs per call");
     const int m = static_cast<int>(uniforms.size() / 2);
-    cuda::ScopedDevice scope(device_);
-    cuda::require_device_pointer(plan, device_, "the plan passed to CudaAnchorSampler::sample");
-    if (row_mass != nullptr) {
-      cuda::require_device_pointer(
-          row_mass, device_, "the row masses passed to CudaAnchorSampler::sample");
-    }
+    cuda::DeviceGuard guard(device_);
+    GW_CHECK(plan != nullptr, "the plan passed to CudaAnchorSampler::sample is null");
+    cuda::check_device_pointer(plan,
+                               device_,
+                               "the plan passed to CudaAnchorSampler::sample",
+                               "copy it to the device first");
+    cuda::check_device_pointer(row_mass,  // null: computed from the plan
+                               device_,
+                               "the row masses passed to CudaAnchorSampler::sample",
+                               "copy it to the device first");
     reserve(n, m);
     const cudaStream_t stream = stream_->get();
     const Precision type = std::is_same_v<T, float> ? Precision::kF32 : Precision::kF64;
@@ -129,11 +133,11 @@ class CudaAnchorSampler::Impl {
 
  private:
   int device_;
-  std::unique_ptr<cuda::OwnedStream> stream_;
-  cuda::DeviceAlloc<double> row_mass_, cdf_, uniforms_;
-  cuda::DeviceAlloc<int> out_;
-  cuda::PinnedAlloc<double> uniforms_host_;
-  cuda::PinnedAlloc<int> out_host_;
+  std::unique_ptr<cuda::Stream> stream_;
+  cuda::DeviceBuffer<double> row_mass_, cdf_, uniforms_;
+  cuda::DeviceBuffer<int> out_;
+  cuda::PinnedBuffer<double> uniforms_host_;
+  cuda::PinnedBuffer<int> out_host_;
 };
 
 CudaAnchorSampler::CudaAnchorSampler(int device) : impl_(std::make_unique<Impl>(device)) {}

@@ -17,7 +17,7 @@
 #if GW_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "sinkhorn/cuda/cuda_check.h"
+#include "core/cuda/cuda_util.h"
 #include "sinkhorn/cuda/sinkhorn_kernels.cuh"
 #endif
 
@@ -33,70 +33,11 @@ std::size_t element_size(Precision type) {
   return type == Precision::kF32 ? sizeof(float) : sizeof(double);
 }
 
-// Owning device allocation that only grows.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);  // no throw from a destructor; errors are sticky anyway
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  void ensure(std::size_t bytes) {
-    if (bytes <= bytes_) return;
-    if (ptr_ != nullptr) GW_CUDA_CHECK(cudaFree(ptr_));
-    ptr_ = nullptr;
-    bytes_ = 0;
-    GW_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-    bytes_ = bytes;
-  }
-  void* get() const { return ptr_; }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-  std::size_t bytes() const { return bytes_; }
-  void swap(DeviceBuffer& other) noexcept {
-    std::swap(ptr_, other.ptr_);
-    std::swap(bytes_, other.bytes_);
-  }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-// Makes `device` current for the scope and restores the previous device.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    GW_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) GW_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 // Pinned host block the check iterations read back in one copy.
 struct CheckReadback {
   double error;
   int status[cuda::kStatusSlots];
 };
-
-void check_device_pointer(const void* pointer, int device, const char* what) {
-  cudaPointerAttributes attributes{};
-  GW_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-  GW_CHECK(attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged,
-           "CudaSinkhorn: " << what << " is not device memory; use the host variant instead");
-  GW_CHECK(attributes.device == device,
-           "CudaSinkhorn: " << what << " lives on device " << attributes.device
-                            << " but this instance uses device " << device);
-}
 
 }  // namespace
 
@@ -104,21 +45,19 @@ class CudaSinkhorn::Impl {
  public:
   explicit Impl(int device) : device_(device) {
     require_backend(Backend::kCuda, device);
-    DeviceGuard guard(device_);
-    GW_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    void* pinned = nullptr;
-    GW_CUDA_CHECK(cudaMallocHost(&pinned, sizeof(CheckReadback)));
-    readback_ = static_cast<CheckReadback*>(pinned);
-    GW_CUDA_CHECK(cudaMalloc(&device_check_, sizeof(CheckReadback)));
+    cuda::DeviceGuard guard(device_);
+    owned_stream_ = std::make_unique<cuda::Stream>();
+    stream_ = owned_stream_->get();
+    readback_.ensure(1);
+    device_check_.ensure(1);
   }
 
   ~Impl() {
     try {
-      DeviceGuard guard(device_);
-      cudaStreamSynchronize(stream_);
-      cudaStreamDestroy(stream_);
-      cudaFreeHost(readback_);
-      cudaFree(device_check_);
+      cuda::DeviceGuard guard(device_);
+      owned_stream_.reset();  // synchronizes, then destroys the stream before the buffers go
+      readback_.release();
+      device_check_.release();
     } catch (...) {  // a destructor must not throw
     }
   }
@@ -126,7 +65,7 @@ class CudaSinkhorn::Impl {
   void reserve(Index n, Index k, bool reserve_cost, Precision cost_type) {
     GW_CHECK(n >= 1 && k >= 1,
              "CudaSinkhorn::reserve: sizes must be >= 1, got " << n << " x " << k);
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     ensure_buffers(n, k);
     if (reserve_cost) {
       owned_cost_.ensure(static_cast<std::size_t>(n) * k * element_size(cost_type));
@@ -135,7 +74,7 @@ class CudaSinkhorn::Impl {
 
   void upload_cost(const CostView& host) {
     detail::check_cost_shape("CudaSinkhorn::upload_cost", host);
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     set_shape(host.rows(), host.cols());
     const std::size_t elem = element_size(host.element_type());
     owned_cost_.ensure(static_cast<std::size_t>(n_) * k_ * elem);
@@ -155,8 +94,11 @@ class CudaSinkhorn::Impl {
 
   void use_device_cost(const CostView& device_cost) {
     detail::check_cost_shape("CudaSinkhorn::use_device_cost", device_cost);
-    DeviceGuard guard(device_);
-    check_device_pointer(device_cost.data(), device_, "the cost passed to use_device_cost");
+    cuda::DeviceGuard guard(device_);
+    cuda::check_device_pointer(device_cost.data(),
+                               device_,
+                               "CudaSinkhorn: the cost passed to use_device_cost",
+                               "use the host variant instead");
     set_shape(device_cost.rows(), device_cost.cols());
     cost_ = device_cost;
   }
@@ -172,7 +114,7 @@ class CudaSinkhorn::Impl {
                                                  << " cost");
     mass_a_ = detail::checked_mass("CudaSinkhorn::set_marginals", a, "a");
     mass_b_ = detail::checked_mass("CudaSinkhorn::set_marginals", b, "b");
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     GW_CUDA_CHECK(
         cudaMemcpyAsync(a_.get(), a.data(), a.size_bytes(), cudaMemcpyHostToDevice, stream_));
     GW_CUDA_CHECK(
@@ -193,7 +135,7 @@ class CudaSinkhorn::Impl {
     std::vector<double> host_f(f.begin(), f.end()), host_g(g.begin(), g.end());
     for (double& x : host_f) x = x <= 0.5 * kZeroMassPotential ? -kInf : x;
     for (double& x : host_g) x = x <= 0.5 * kZeroMassPotential ? -kInf : x;
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     GW_CUDA_CHECK(cudaMemcpyAsync(
         f_.get(), host_f.data(), host_f.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
     GW_CUDA_CHECK(cudaMemcpyAsync(
@@ -203,7 +145,7 @@ class CudaSinkhorn::Impl {
 
   void reset_potentials() {
     require_cost("reset_potentials");
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     zero_potentials();
     GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -217,7 +159,7 @@ class CudaSinkhorn::Impl {
              who << ": no marginals for the current " << n_ << " x " << k_
                  << " cost; call set_marginals first");
     detail::check_balance(who, mass_a_, mass_b_, options);
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
 
     cuda::SinkhornParams params;
     params.n = n_;
@@ -231,10 +173,10 @@ class CudaSinkhorn::Impl {
     const Precision compute = options.precision;
 
     GW_CUDA_CHECK(cuda::launch_scale_potentials(
-        g_.as<double>(), k_, params.inv_eps, compute, gt_.get(), nullptr, stream_));
-    auto* device_status =
-        reinterpret_cast<int*>(static_cast<char*>(device_check_) + offsetof(CheckReadback, status));
-    auto* device_error = static_cast<double*>(device_check_);
+        g_.get(), k_, params.inv_eps, compute, gt_.get(), nullptr, stream_));
+    auto* device_status = reinterpret_cast<int*>(reinterpret_cast<char*>(device_check_.get()) +
+                                                 offsetof(CheckReadback, status));
+    auto* device_error = reinterpret_cast<double*>(device_check_.get());
     GW_CUDA_CHECK(cudaMemsetAsync(device_status, 0x7F, sizeof(int) * cuda::kStatusSlots, stream_));
 
     SinkhornResult result;
@@ -246,34 +188,37 @@ class CudaSinkhorn::Impl {
                                             cost_.element_type(),
                                             compute,
                                             params,
-                                            a_.as<double>(),
-                                            f_.as<double>(),
+                                            a_.get(),
+                                            f_.get(),
                                             gt_.get(),
-                                            f_new_.as<double>(),
+                                            f_new_.get(),
                                             ft_.get(),
                                             fcorr_.get(),
-                                            check ? row_residual_.as<double>() : nullptr,
+                                            check ? row_residual_.get() : nullptr,
                                             device_status,
                                             stream_));
       if (check) {
-        GW_CUDA_CHECK(cuda::launch_sum(row_residual_.as<double>(), n_, device_error, stream_));
-        GW_CUDA_CHECK(cudaMemcpyAsync(
-            readback_, device_check_, sizeof(CheckReadback), cudaMemcpyDeviceToHost, stream_));
+        GW_CUDA_CHECK(cuda::launch_sum(row_residual_.get(), n_, device_error, stream_));
+        GW_CUDA_CHECK(cudaMemcpyAsync(readback_.get(),
+                                      device_check_.get(),
+                                      sizeof(CheckReadback),
+                                      cudaMemcpyDeviceToHost,
+                                      stream_));
         GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
         throw_on_status();
-        if (detail::finish_check(t, readback_->error, options, result)) break;
+        if (detail::finish_check(t, readback_.get()->error, options, result)) break;
       }
       f_.swap(f_new_);
       GW_CUDA_CHECK(cuda::launch_column_update(cost_.data(),
                                                cost_.element_type(),
                                                compute,
                                                params,
-                                               b_.as<double>(),
+                                               b_.get(),
                                                ft_.get(),
                                                fcorr_.get(),
-                                               partial_max_.as<double>(),
-                                               partial_sum_.as<double>(),
-                                               g_.as<double>(),
+                                               partial_max_.get(),
+                                               partial_sum_.get(),
+                                               g_.get(),
                                                gt_.get(),
                                                device_status,
                                                stream_));
@@ -287,7 +232,7 @@ class CudaSinkhorn::Impl {
              "CudaSinkhorn::download_potentials: got " << f.size() << " and " << g.size()
                                                        << " entries for a " << n_ << " x " << k_
                                                        << " cost");
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     GW_CUDA_CHECK(
         cudaMemcpyAsync(f.data(), f_.get(), f.size_bytes(), cudaMemcpyDeviceToHost, stream_));
     GW_CUDA_CHECK(
@@ -299,14 +244,17 @@ class CudaSinkhorn::Impl {
 
   void plan_to_device(double epsilon, const PlanView& plan, Precision precision) {
     check_plan(epsilon, plan, "plan_to_device");
-    DeviceGuard guard(device_);
-    check_device_pointer(plan.data(), device_, "the plan passed to plan_to_device");
+    cuda::DeviceGuard guard(device_);
+    cuda::check_device_pointer(plan.data(),
+                               device_,
+                               "CudaSinkhorn: the plan passed to plan_to_device",
+                               "use the host variant instead");
     launch_plan(epsilon, plan.data(), plan.element_type(), plan.row_stride(), precision);
   }
 
   void plan_to_host(double epsilon, const PlanView& plan, Precision precision) {
     check_plan(epsilon, plan, "plan_to_host");
-    DeviceGuard guard(device_);
+    cuda::DeviceGuard guard(device_);
     const std::size_t elem = element_size(plan.element_type());
     plan_scratch_.ensure(static_cast<std::size_t>(n_) * k_ * elem);
     launch_plan(epsilon, plan_scratch_.get(), plan.element_type(), k_, precision);
@@ -324,8 +272,8 @@ class CudaSinkhorn::Impl {
   double time_cost_read(int reps) {
     require_cost("time_cost_read");
     GW_CHECK(reps >= 1, "CudaSinkhorn::time_cost_read: reps must be >= 1, got " << reps);
-    DeviceGuard guard(device_);
-    sink_.ensure(sizeof(double));
+    cuda::DeviceGuard guard(device_);
+    sink_.ensure(1);
     cudaEvent_t start = nullptr, stop = nullptr;
     GW_CUDA_CHECK(cudaEventCreate(&start));
     GW_CUDA_CHECK(cudaEventCreate(&stop));
@@ -333,13 +281,8 @@ class CudaSinkhorn::Impl {
     try {
       for (int rep = 0; rep <= reps; ++rep) {  // rep 0 warms up
         GW_CUDA_CHECK(cudaEventRecord(start, stream_));
-        GW_CUDA_CHECK(cuda::launch_read_cost(cost_.data(),
-                                             cost_.element_type(),
-                                             n_,
-                                             k_,
-                                             cost_.row_stride(),
-                                             sink_.as<double>(),
-                                             stream_));
+        GW_CUDA_CHECK(cuda::launch_read_cost(
+            cost_.data(), cost_.element_type(), n_, k_, cost_.row_stride(), sink_.get(), stream_));
         GW_CUDA_CHECK(cudaEventRecord(stop, stream_));
         GW_CUDA_CHECK(cudaEventSynchronize(stop));
         float ms = 0.0f;
@@ -362,19 +305,18 @@ class CudaSinkhorn::Impl {
   void ensure_buffers(Index n, Index k) {
     const auto nn = static_cast<std::size_t>(n);
     const auto kk = static_cast<std::size_t>(k);
-    a_.ensure(nn * sizeof(double));
-    b_.ensure(kk * sizeof(double));
-    f_.ensure(nn * sizeof(double));
-    f_new_.ensure(nn * sizeof(double));
-    g_.ensure(kk * sizeof(double));
-    // Compute-type copies: sized for double so either precision fits.
-    ft_.ensure(nn * sizeof(double));
-    fcorr_.ensure(nn * sizeof(double));
-    gt_.ensure(kk * sizeof(double));
-    row_residual_.ensure(nn * sizeof(double));
+    a_.ensure(nn);
+    b_.ensure(kk);
+    f_.ensure(nn);
+    f_new_.ensure(nn);
+    g_.ensure(kk);
+    ft_.ensure(nn);
+    fcorr_.ensure(nn);
+    gt_.ensure(kk);
+    row_residual_.ensure(nn);
     const std::size_t partials = static_cast<std::size_t>(cuda::column_row_tiles(n)) * kk;
-    partial_max_.ensure(partials * sizeof(double));
-    partial_sum_.ensure(partials * sizeof(double));
+    partial_max_.ensure(partials);
+    partial_sum_.ensure(partials);
   }
 
   // A new shape invalidates the potentials and marginals of the old one.
@@ -418,9 +360,9 @@ class CudaSinkhorn::Impl {
       double epsilon, void* out, Precision out_type, Offset out_stride, Precision precision) {
     const double inv_eps = 1.0 / epsilon;
     GW_CUDA_CHECK(cuda::launch_scale_potentials(
-        f_.as<double>(), n_, inv_eps, precision, ft_.get(), fcorr_.get(), stream_));
+        f_.get(), n_, inv_eps, precision, ft_.get(), fcorr_.get(), stream_));
     GW_CUDA_CHECK(cuda::launch_scale_potentials(
-        g_.as<double>(), k_, inv_eps, precision, gt_.get(), nullptr, stream_));
+        g_.get(), k_, inv_eps, precision, gt_.get(), nullptr, stream_));
     GW_CUDA_CHECK(cuda::launch_plan(cost_.data(),
                                     cost_.element_type(),
                                     precision,
@@ -438,7 +380,7 @@ class CudaSinkhorn::Impl {
   }
 
   void throw_on_status() const {
-    const int* status = readback_->status;
+    const int* status = readback_.get()->status;
     GW_CHECK_CODE(
         status[cuda::kBadRow] == cuda::kNoIndex,
         ErrorCode::kBadData,
@@ -460,17 +402,21 @@ class CudaSinkhorn::Impl {
   }
 
   int device_;
-  cudaStream_t stream_ = nullptr;
-  CheckReadback* readback_ = nullptr;  // pinned host
-  void* device_check_ = nullptr;       // device copy of CheckReadback
+  std::unique_ptr<cuda::Stream> owned_stream_;
+  cudaStream_t stream_ = nullptr;  // owned_stream_'s
+  cuda::PinnedBuffer<CheckReadback> readback_;
+  cuda::DeviceBuffer<CheckReadback> device_check_;
   Index n_ = 0;
   Index k_ = 0;
   CostView cost_;
   bool marginals_set_ = false;
   double mass_a_ = 0.0;
   double mass_b_ = 0.0;
-  DeviceBuffer owned_cost_, a_, b_, f_, f_new_, g_, ft_, fcorr_, gt_, row_residual_;
-  DeviceBuffer partial_max_, partial_sum_, plan_scratch_, sink_;
+  // The cost and plan scratch hold float or double as the caller's types say.
+  cuda::DeviceBuffer<std::byte> owned_cost_, plan_scratch_;
+  // ft_, fcorr_, gt_ hold the compute type: sized for double so either precision fits.
+  cuda::DeviceBuffer<double> a_, b_, f_, f_new_, g_, ft_, fcorr_, gt_, row_residual_;
+  cuda::DeviceBuffer<double> partial_max_, partial_sum_, sink_;
 };
 
 CudaSinkhorn::CudaSinkhorn(int device) : impl_(std::make_unique<Impl>(device)) {}
