@@ -1,5 +1,6 @@
 #include "graph/knn.h"
 
+#include <omp.h>
 #include <Eigen/Core>
 
 #include <algorithm>
@@ -367,22 +368,47 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
   const Index n = knn.n;
   const int k = knn.k;
   const std::size_t nk = static_cast<std::size_t>(n) * k;
+  // In-lists by a counting sort over contiguous chunks of sources, one per thread: chunk c counts
+  // its sources' out-edges per target, prefix sums give every (chunk, target) its cursor, and the
+  // chunks place their edges without contention. Within a target's list, chunk c precedes c+1 and
+  // sources ascend inside a chunk, so every in-list comes out sorted by source.
+  const int chunks = std::max(1, std::min(omp_get_max_threads(), static_cast<int>(n / 4096) + 1));
+  std::vector<Offset> cursor(static_cast<std::size_t>(chunks) * n, 0);
+  auto chunk_begin = [&](int c) { return static_cast<Index>(static_cast<Offset>(n) * c / chunks); };
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    Offset* count = &cursor[static_cast<std::size_t>(c) * n];
+    for (std::size_t p = static_cast<std::size_t>(chunk_begin(c)) * k;
+         p < static_cast<std::size_t>(chunk_begin(c + 1)) * k;
+         ++p) {
+      ++count[knn.indices[p]];
+    }
+  }
   std::vector<Offset> in_offsets(static_cast<std::size_t>(n) + 1, 0);
-  for (std::size_t p = 0; p < nk; ++p) ++in_offsets[knn.indices[p] + 1];
-  for (Index i = 0; i < n; ++i) in_offsets[i + 1] += in_offsets[i];
+  for (Index j = 0; j < n; ++j) {
+    Offset running = in_offsets[j];
+    for (int c = 0; c < chunks; ++c) {
+      const Offset count = cursor[static_cast<std::size_t>(c) * n + j];
+      cursor[static_cast<std::size_t>(c) * n + j] = running;
+      running += count;
+    }
+    in_offsets[j + 1] = running;
+  }
   std::vector<Index> in_src(nk);
   std::vector<float> in_dist(nk);
-  {
-    std::vector<Offset> cursor(in_offsets.begin(), in_offsets.end() - 1);
-    for (Index i = 0; i < n; ++i) {
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    Offset* next = &cursor[static_cast<std::size_t>(c) * n];
+    for (Index i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
       for (int t = 0; t < k; ++t) {
         const std::size_t p = static_cast<std::size_t>(i) * k + t;
-        const Offset pos = cursor[knn.indices[p]]++;
+        const Offset pos = next[knn.indices[p]]++;
         in_src[pos] = i;
         in_dist[pos] = knn.distances[p];
       }
     }
   }
+  std::vector<Offset>().swap(cursor);
   // Out-lists sorted by column, then the merged length of every row.
   std::vector<std::pair<Index, float>> out_sorted(nk);
   std::vector<Offset> row_offsets(static_cast<std::size_t>(n) + 1, 0);
