@@ -409,57 +409,71 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
     }
   }
   std::vector<Offset>().swap(cursor);
-  // Out-lists sorted by column, then the merged length of every row.
-  std::vector<std::pair<Index, float>> out_sorted(nk);
+  // Row i = in(i) (sorted) merged with the out-neighbours that are not also in-neighbours. A
+  // thread-local stamp per node (stamp[j] == i: j is an out-neighbour of i, at position pos[j])
+  // finds the mutual pairs in one walk of in(i), so only the few out-only neighbours need sorting
+  // (most kNN pairs are mutual) instead of all k.
+  const std::size_t kk = static_cast<std::size_t>(k);
   std::vector<Offset> row_offsets(static_cast<std::size_t>(n) + 1, 0);
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) {
-    auto* out = &out_sorted[static_cast<std::size_t>(i) * k];
-    for (int t = 0; t < k; ++t) {
-      const std::size_t p = static_cast<std::size_t>(i) * k + t;
-      out[t] = {knn.indices[p], knn.distances[p]};
-    }
-    std::sort(out, out + k, [](const auto& a, const auto& b) { return a.first < b.first; });
-    Offset count = 0;
-    Offset a = 0, b = in_offsets[i];
-    const Offset b_end = in_offsets[i + 1];
-    while (a < k || b < b_end) {
-      if (b == b_end || (a < k && out[a].first < in_src[b])) {
-        ++a;
-      } else if (a == k || in_src[b] < out[a].first) {
-        ++b;
-      } else {
-        ++a;
-        ++b;
+  std::vector<Index> cols;
+  std::vector<float> weights;
+#pragma omp parallel
+  {
+    std::vector<Index> stamp(n, -1);
+    std::vector<int> pos(n);
+    std::vector<char> mutual(kk);
+    std::vector<int> out_only;
+    out_only.reserve(kk);
+    // Marks out(i) and returns its out-only positions sorted by column.
+    auto out_only_of = [&](Index i) {
+      const Index* out = &knn.indices[i * kk];
+      for (int t = 0; t < k; ++t) {
+        stamp[out[t]] = i;
+        pos[out[t]] = t;
+        mutual[t] = 0;
       }
-      ++count;
-    }
-    row_offsets[i + 1] = count;
-  }
-  for (Index i = 0; i < n; ++i) row_offsets[i + 1] += row_offsets[i];
-  std::vector<Index> cols(row_offsets[n]);
-  std::vector<float> weights(row_offsets[n]);
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) {
-    const auto* out = &out_sorted[static_cast<std::size_t>(i) * k];
-    Offset a = 0, b = in_offsets[i], pos = row_offsets[i];
-    const Offset b_end = in_offsets[i + 1];
-    while (a < k || b < b_end) {
-      if (b == b_end || (a < k && out[a].first < in_src[b])) {
-        cols[pos] = out[a].first;
-        weights[pos] = out[a].second;
-        ++a;
-      } else if (a == k || in_src[b] < out[a].first) {
-        cols[pos] = in_src[b];
-        weights[pos] = in_dist[b];
-        ++b;
-      } else {
-        cols[pos] = out[a].first;
-        weights[pos] = std::max(out[a].second, in_dist[b]);
-        ++a;
-        ++b;
+      for (Offset b = in_offsets[i]; b < in_offsets[i + 1]; ++b) {
+        if (stamp[in_src[b]] == i) mutual[pos[in_src[b]]] = 1;
       }
-      ++pos;
+      out_only.clear();
+      for (int t = 0; t < k; ++t) {
+        if (!mutual[t]) out_only.push_back(t);
+      }
+      std::sort(out_only.begin(), out_only.end(), [out](int a, int b) { return out[a] < out[b]; });
+    };
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      out_only_of(i);
+      row_offsets[i + 1] =
+          (in_offsets[i + 1] - in_offsets[i]) + static_cast<Offset>(out_only.size());
+    }
+#pragma omp single
+    {
+      for (Index i = 0; i < n; ++i) row_offsets[i + 1] += row_offsets[i];
+      cols.resize(row_offsets[n]);
+      weights.resize(row_offsets[n]);
+    }
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      out_only_of(i);
+      const Index* out = &knn.indices[i * kk];
+      const float* out_dist = &knn.distances[i * kk];
+      Offset b = in_offsets[i], at = row_offsets[i];
+      const Offset b_end = in_offsets[i + 1];
+      std::size_t a = 0;
+      while (a < out_only.size() || b < b_end) {
+        if (b == b_end || (a < out_only.size() && out[out_only[a]] < in_src[b])) {
+          cols[at] = out[out_only[a]];
+          weights[at] = out_dist[out_only[a]];
+          ++a;
+        } else {
+          const Index j = in_src[b];
+          cols[at] = j;
+          weights[at] = stamp[j] == i ? std::max(in_dist[b], out_dist[pos[j]]) : in_dist[b];
+          ++b;
+        }
+        ++at;
+      }
     }
   }
   return CsrGraph(n, std::move(row_offsets), std::move(cols), std::move(weights));

@@ -19,7 +19,7 @@ namespace gw {
 
 enum class KnnAlgorithm {
   kAuto,        // k-d tree for d <= 12, blocked brute force above
-  kKdTree,      // k-d tree (leaf size 16, tight bounding boxes); fast for low dimension
+  kKdTree,      // k-d tree (leaf size 48, tight bounding boxes); fast for low dimension
   kBruteForce,  // blocked GEMM distances (Eigen) + exact re-ranking of the candidates
 };
 
