@@ -681,8 +681,21 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
     g0 = g1;
   }
 
-  const T* xp = x.data();
-  T* yp = y.data();
+  const auto run = [&](const Task& task, Workspace<T>& ws, int part, int parts) {
+    run_task<T>(task,
+                op_,
+                entry_bytes_.data(),
+                values,
+                node_offsets_,
+                weights_,
+                seq_len_,
+                channels,
+                x.data(),
+                y.data(),
+                ws,
+                part,
+                parts);
+  };
   // A few small tasks (one graph of a few hundred nodes) run on the calling thread: splitting
   // them across a team costs a barrier per Chebyshev step, which is cheap on an idle machine but
   // costs up to a scheduler time slice whenever another process holds a core.
@@ -692,19 +705,7 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
     Workspace<T> ws;
     ws.ensure(max_rows);
     for (const Task& task : tasks) {
-      run_task<T>(task,
-                  op_,
-                  entry_bytes_.data(),
-                  values,
-                  node_offsets_,
-                  weights_,
-                  seq_len_,
-                  channels,
-                  xp,
-                  yp,
-                  ws,
-                  0,
-                  1);
+      run(task, ws, 0, 1);
     }
     return;
   }
@@ -715,19 +716,7 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
       ws.ensure(max_rows);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t t = 0; t < tasks.size(); ++t) {
-        run_task<T>(tasks[t],
-                    op_,
-                    entry_bytes_.data(),
-                    values,
-                    node_offsets_,
-                    weights_,
-                    seq_len_,
-                    channels,
-                    xp,
-                    yp,
-                    ws,
-                    0,
-                    1);
+        run(tasks[t], ws, 0, 1);
       }
     }
     return;
@@ -740,19 +729,7 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
     const int part = omp_get_thread_num();
     const int parts = omp_get_num_threads();
     for (const Task& task : tasks) {
-      run_task<T>(task,
-                  op_,
-                  entry_bytes_.data(),
-                  values,
-                  node_offsets_,
-                  weights_,
-                  seq_len_,
-                  channels,
-                  xp,
-                  yp,
-                  ws,
-                  part,
-                  parts);
+      run(task, ws, part, parts);
 #pragma omp barrier
     }
   }
