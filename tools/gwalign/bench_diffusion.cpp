@@ -5,15 +5,23 @@
 //   batched_seconds   one call for the batch: operator build + K SpMMs (also split into
 //                     build_seconds and apply_seconds)
 //   loop_seconds      B calls, one graph each
+//   eigen_seconds     the library path: the same recurrence on the same block-diagonal operator
+//                     with Eigen (SparseMatrix<T, RowMajor> times a row-major n x C matrix per
+//                     step, Eigen's own OpenMP rows; unpad and repad included), checked against
+//                     our Y (eigen_max_rel_diff)
 //   floor_seconds     max(flop floor, byte floor): the flop floor is K SpMMs of nnz x C
 //                     multiply-adds at the FMA peak measured in this process (a register-only FMA
 //                     loop with the same threads); the byte floor reads X and the operator once and
 //                     writes Y once at the measured read bandwidth.
 #include <omp.h>
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,6 +93,74 @@ OneGraph one_graph(const DiffusionGraphSet& set, Index b) {
   return g;
 }
 
+// The library path for one batched diffusion: Eigen's sparse x dense product per Chebyshev step
+// on the operator `op` built (T_{k+1} = 2 L~ T_k - T_{k-1}, Y = sum w_k T_k), written as a user of
+// Eigen would. Weights below T's smallest normal number are dropped, as our kernel does, so both
+// paths do the same arithmetic. x and y are padded [B, S, C].
+template <typename T>
+class EigenDiffusion {
+ public:
+  using Sparse = Eigen::SparseMatrix<T, Eigen::RowMajor, int>;
+  using Dense = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+  explicit EigenDiffusion(const HeatDiffusion& op)
+      : offsets_(op.node_offsets()), seq_(op.seq_len()) {
+    const CsrMatrix<double>& csr = op.shifted_laplacian();
+    std::vector<Eigen::Triplet<T, int>> entries;
+    entries.reserve(csr.nnz());
+    for (Index i = 0; i < csr.rows; ++i) {
+      for (Offset p = csr.row_offsets[i]; p < csr.row_offsets[i + 1]; ++p) {
+        entries.emplace_back(i, csr.col_indices[p], static_cast<T>(csr.values[p]));
+      }
+    }
+    matrix_.resize(csr.rows, csr.cols);
+    matrix_.setFromTriplets(entries.begin(), entries.end());
+    for (const double w : op.weights()) {
+      const T rounded = static_cast<T>(w);
+      weights_.push_back(std::abs(rounded) < std::numeric_limits<T>::min() ? T(0) : rounded);
+    }
+  }
+
+  void apply(const std::vector<T>& x, Index channels, std::vector<T>& y) {
+    const Index n = matrix_.rows();
+    const Index batch = static_cast<Index>(offsets_.size()) - 1;
+    prev_.resize(n, channels);
+    cur_.resize(n, channels);
+    next_.resize(n, channels);
+    out_.resize(n, channels);
+    for (Index b = 0; b < batch; ++b) {
+      const Index rows = static_cast<Index>(offsets_[b + 1] - offsets_[b]);
+      prev_.middleRows(offsets_[b], rows) = Eigen::Map<const Dense>(
+          x.data() + static_cast<std::size_t>(b) * seq_ * channels, rows, channels);
+    }
+    out_ = weights_[0] * prev_;
+    const int order = static_cast<int>(weights_.size()) - 1;
+    if (order >= 1) {
+      cur_.noalias() = matrix_ * prev_;
+      out_ += weights_[1] * cur_;
+    }
+    for (int k = 2; k <= order; ++k) {
+      next_.noalias() = matrix_ * cur_;
+      prev_ = T(2) * next_ - prev_;
+      out_ += weights_[k] * prev_;
+      prev_.swap(cur_);
+    }
+    std::fill(y.begin(), y.end(), T(0));
+    for (Index b = 0; b < batch; ++b) {
+      const Index rows = static_cast<Index>(offsets_[b + 1] - offsets_[b]);
+      Eigen::Map<Dense>(y.data() + static_cast<std::size_t>(b) * seq_ * channels, rows, channels) =
+          out_.middleRows(offsets_[b], rows);
+    }
+  }
+
+ private:
+  Sparse matrix_;
+  std::vector<T> weights_;
+  std::vector<Offset> offsets_;
+  Index seq_;
+  Dense prev_, cur_, next_, out_;
+};
+
 template <typename T>
 void run(const cxxopts::ParseResult& args, BenchReport& report) {
   const Index batch = args["batch"].as<Index>();
@@ -120,7 +196,8 @@ void run(const cxxopts::ParseResult& args, BenchReport& report) {
   const bool loop = !args.count("no-loop");
 
   const HeatDiffusion op(set.view(), seq, options);
-  TimingStats batched, build, apply, per_graph;
+  TimingStats batched, build, apply, per_graph, eigen;
+  double library_diff = 0.0;
   if (*backend == Backend::kCpu) {
     build = time_repeated(reps, [&] { HeatDiffusion built(set.view(), seq, options); });
     apply =
@@ -128,6 +205,16 @@ void run(const cxxopts::ParseResult& args, BenchReport& report) {
     batched = time_repeated(reps, [&] {
       diffuse_batch(set.view(), std::span<const T>(x), seq, channels, std::span<T>(y), options);
     });
+    EigenDiffusion<T> library(op);
+    std::vector<T> y_library(y.size());
+    eigen = time_repeated(reps, [&] { library.apply(x, channels, y_library); });
+    op.apply(std::span<const T>(x), channels, std::span<T>(y));
+    double largest = 0.0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      largest = std::max(largest, std::abs(static_cast<double>(y[i])));
+      library_diff = std::max(library_diff, std::abs(static_cast<double>(y[i] - y_library[i])));
+    }
+    library_diff /= std::max(largest, std::numeric_limits<double>::min());
     if (loop) {
       const std::size_t rows = static_cast<std::size_t>(seq) * channels;
       per_graph = time_repeated(reps, [&] {
@@ -199,6 +286,10 @@ void run(const cxxopts::ParseResult& args, BenchReport& report) {
     report.set("floor_kind", flop_floor >= byte_floor ? "flops" : "bytes");
     report.set("ratio_to_floor", batched.median / std::max(flop_floor, byte_floor));
     report.set("apply_ratio_to_floor", apply.median / std::max(flop_floor, byte_floor));
+    report.set_timing("eigen_", eigen);
+    report.set("eigen_over_apply", eigen.median / apply.median);
+    report.set("eigen_ratio_to_floor", eigen.median / std::max(flop_floor, byte_floor));
+    report.set("eigen_max_rel_diff", library_diff);
     report.set("threads", threads.count());
   } else {
     report.set("apply_gflops", 2.0 * macs / apply.median / 1e9);
