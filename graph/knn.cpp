@@ -362,8 +362,8 @@ KnnResult knn_search_impl(
 // Undirected graph of a kNN relation: row i = out(i) U in(i) with distance weights. The weight of
 // i - j is the same float from either side (the squared difference is symmetric), so "max" is
 // simply that value. Specialized rather than build_csr(symmetrize): in-lists come out of a
-// counting sort already ordered by source, out-lists need only a k-element sort, and the two
-// sorted lists merge in one pass.
+// counting sort already ordered by source, only the out-neighbours that are not in-neighbours
+// need sorting, and the two sorted lists merge in one pass.
 CsrGraph symmetrize_knn(const KnnResult& knn) {
   const Index n = knn.n;
   const int k = knn.k;
@@ -410,70 +410,59 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
   }
   std::vector<Offset>().swap(cursor);
   // Row i = in(i) (sorted) merged with the out-neighbours that are not also in-neighbours. A
-  // thread-local stamp per node (stamp[j] == i: j is an out-neighbour of i, at position pos[j])
-  // finds the mutual pairs in one walk of in(i), so only the few out-only neighbours need sorting
-  // (most kNN pairs are mutual) instead of all k.
+  // thread-local stamp per node (stamp[j] == i: j is an out-neighbour of i) finds the mutual pairs
+  // in one walk of in(i), so only the few out-only neighbours need sorting (most kNN pairs are
+  // mutual) instead of all k. The out-only positions of row i are kept in slots [i k, i k + count)
+  // of `out_only` for the second pass.
   const std::size_t kk = static_cast<std::size_t>(k);
   std::vector<Offset> row_offsets(static_cast<std::size_t>(n) + 1, 0);
-  std::vector<Index> cols;
-  std::vector<float> weights;
+  std::vector<int> out_only(nk);
+  std::vector<int> out_only_count(n);
 #pragma omp parallel
   {
     std::vector<Index> stamp(n, -1);
-    std::vector<int> pos(n);
-    std::vector<char> mutual(kk);
-    std::vector<int> out_only;
-    out_only.reserve(kk);
-    // Marks out(i) and returns its out-only positions sorted by column.
-    auto out_only_of = [&](Index i) {
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
       const Index* out = &knn.indices[i * kk];
-      for (int t = 0; t < k; ++t) {
-        stamp[out[t]] = i;
-        pos[out[t]] = t;
-        mutual[t] = 0;
-      }
+      for (int t = 0; t < k; ++t) stamp[out[t]] = i;
       for (Offset b = in_offsets[i]; b < in_offsets[i + 1]; ++b) {
-        if (stamp[in_src[b]] == i) mutual[pos[in_src[b]]] = 1;
+        if (stamp[in_src[b]] == i) stamp[in_src[b]] = -1;  // mutual: leaves the out-only set
       }
-      out_only.clear();
+      int* mine = &out_only[i * kk];
+      int count = 0;
       for (int t = 0; t < k; ++t) {
-        if (!mutual[t]) out_only.push_back(t);
+        if (stamp[out[t]] == i) mine[count++] = t;
       }
-      std::sort(out_only.begin(), out_only.end(), [out](int a, int b) { return out[a] < out[b]; });
-    };
-#pragma omp for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      out_only_of(i);
-      row_offsets[i + 1] =
-          (in_offsets[i + 1] - in_offsets[i]) + static_cast<Offset>(out_only.size());
+      std::sort(mine, mine + count, [out](int a, int b) { return out[a] < out[b]; });
+      out_only_count[i] = count;
+      row_offsets[i + 1] = (in_offsets[i + 1] - in_offsets[i]) + count;
     }
-#pragma omp single
-    {
-      for (Index i = 0; i < n; ++i) row_offsets[i + 1] += row_offsets[i];
-      cols.resize(row_offsets[n]);
-      weights.resize(row_offsets[n]);
-    }
-#pragma omp for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      out_only_of(i);
-      const Index* out = &knn.indices[i * kk];
-      const float* out_dist = &knn.distances[i * kk];
-      Offset b = in_offsets[i], at = row_offsets[i];
-      const Offset b_end = in_offsets[i + 1];
-      std::size_t a = 0;
-      while (a < out_only.size() || b < b_end) {
-        if (b == b_end || (a < out_only.size() && out[out_only[a]] < in_src[b])) {
-          cols[at] = out[out_only[a]];
-          weights[at] = out_dist[out_only[a]];
-          ++a;
-        } else {
-          const Index j = in_src[b];
-          cols[at] = j;
-          weights[at] = stamp[j] == i ? std::max(in_dist[b], out_dist[pos[j]]) : in_dist[b];
-          ++b;
-        }
-        ++at;
+  }
+  for (Index i = 0; i < n; ++i) row_offsets[i + 1] += row_offsets[i];
+  std::vector<Index> cols(row_offsets[n]);
+  std::vector<float> weights(row_offsets[n]);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    // The distance of i - j is the same float from both sides (see above), so a mutual pair takes
+    // the in-list's copy.
+    const Index* out = &knn.indices[i * kk];
+    const float* out_dist = &knn.distances[i * kk];
+    const int* mine = &out_only[i * kk];
+    const int count = out_only_count[i];
+    Offset b = in_offsets[i], at = row_offsets[i];
+    const Offset b_end = in_offsets[i + 1];
+    int a = 0;
+    while (a < count || b < b_end) {
+      if (b == b_end || (a < count && out[mine[a]] < in_src[b])) {
+        cols[at] = out[mine[a]];
+        weights[at] = out_dist[mine[a]];
+        ++a;
+      } else {
+        cols[at] = in_src[b];
+        weights[at] = in_dist[b];
+        ++b;
       }
+      ++at;
     }
   }
   return CsrGraph(n, std::move(row_offsets), std::move(cols), std::move(weights));
