@@ -169,7 +169,12 @@ int run_info(int argc, char** argv) {
   options.positional_help("FILE");
   const auto parsed = options.parse(argc, argv);
   if (parsed.count("help")) {
-    std::cout << options.help() << "\n";
+    std::cout
+        << options.help()
+        << "\nExamples:\n"
+           "  gwalign info data/tiny_source.h5ad       # X, obsm, obsp, obs: the --rep names\n"
+           "  gwalign info data/spiral_400.h5          # every dataset with dtype and shape\n"
+           "  gwalign info plan.h5:/plan --json        # one group, as JSON\n";
     return 0;
   }
   if (!parsed.count("file")) {
