@@ -417,7 +417,6 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
   const std::size_t kk = static_cast<std::size_t>(k);
   std::vector<Offset> row_offsets(static_cast<std::size_t>(n) + 1, 0);
   std::vector<int> out_only(nk);
-  std::vector<int> out_only_count(n);
 #pragma omp parallel
   {
     std::vector<Index> stamp(n, -1);
@@ -434,7 +433,6 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
         if (stamp[out[t]] == i) mine[count++] = t;
       }
       std::sort(mine, mine + count, [out](int a, int b) { return out[a] < out[b]; });
-      out_only_count[i] = count;
       row_offsets[i + 1] = (in_offsets[i + 1] - in_offsets[i]) + count;
     }
   }
@@ -448,7 +446,10 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
     const Index* out = &knn.indices[i * kk];
     const float* out_dist = &knn.distances[i * kk];
     const int* mine = &out_only[i * kk];
-    const int count = out_only_count[i];
+    // The row holds in(i) and the out-only neighbours, so their count is the row length minus
+    // the in-list's.
+    const int count = static_cast<int>((row_offsets[i + 1] - row_offsets[i]) -
+                                       (in_offsets[i + 1] - in_offsets[i]));
     Offset b = in_offsets[i], at = row_offsets[i];
     const Offset b_end = in_offsets[i + 1];
     int a = 0;

@@ -6,8 +6,8 @@
 // (distance, index): among equidistant candidates the smaller index wins, so results are exact
 // and deterministic, independent of thread count and algorithm.
 //
-// Memory: O(n d + n k), never O(n^2) (knn_graph adds 8 bytes per point per thread for the
-// symmetrization). Thread-safety: pure functions; parallel inside (OpenMP).
+// Memory: O(n d + n k), never O(n^2) (knn_graph's symmetrization adds 4 bytes per point per
+// thread). Thread-safety: pure functions; parallel inside (OpenMP).
 #pragma once
 
 #include <span>
