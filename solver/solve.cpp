@@ -16,6 +16,7 @@
 #include "solver/metrics.h"
 #include "solver/multiscale_impl.h"
 #include "solver/solver_impl.h"
+#include "solver/sparse_impl.h"
 
 namespace gw {
 
@@ -425,6 +426,20 @@ Result solve(const Problem& problem, const Options& options) {
   result.seed = options.seed;
   ScopedThreads threads(options.threads);
 
+  // The memory check comes before anything large exists (providers included).
+  const MemoryEstimate memory = estimate_memory(problem, options);
+  detail::check_memory_budget(problem, options, memory);
+  result.support = memory.chosen;
+  result.estimated_peak_bytes = memory.chosen_bytes();
+  result.memory_limit_bytes = memory.limit;
+  const bool sparse = memory.chosen == Support::kSparse;
+  if (sparse) {
+    GW_CHECK_CODE(options.backend != Backend::kCuda,
+                  ErrorCode::kUnsupported,
+                  "support = sparse is not implemented for cuda; use --backend cpu, or "
+                  "--support dense when the dense plan fits");
+  }
+
   detail::PreparedProblem pb;
   {
     ScopedPhase phase(result.timings, "setup");
@@ -439,6 +454,14 @@ Result solve(const Problem& problem, const Options& options) {
   } else {
     result.source_distances = result.target_distances = "none";
   }
+  if (sparse) {
+    detail::run_sparse_solve(pb, options, result);
+    result.source_distance_stats = pb.source->stats();
+    result.target_distance_stats = pb.target->stats();
+    result.total_seconds = total.seconds();
+    return result;
+  }
+  result.support_nnz = static_cast<Offset>(pb.n) * pb.k;
 
   if (options.multiscale && pb.source && pb.initial_plan.empty()) {
     Stopwatch watch;
