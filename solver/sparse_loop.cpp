@@ -30,6 +30,8 @@ namespace {
 constexpr Index kMaxAutoCells = 2000;
 // Cells of the target a re-grown row draws from: its best match's cell and the nearest ones.
 constexpr int kNeighbourCells = 6;
+// Share of a source cell's coarse-plan mass whose target cells enter its nodes' supports.
+constexpr double kCoarseMassShare = 0.95;
 // Provider output per quantization block.
 constexpr std::size_t kQuantizeBlockBytes = std::size_t{64} << 20;
 // Anchors per block of the loss estimate (n x block floats at a time).
@@ -137,26 +139,6 @@ CellIndex index_cells(const Quantization& q, Index n, Rng& rng) {
     }
   }
   return index;
-}
-
-// Appends up to `want` members of `cell` not yet in row[0..count), starting at a row-dependent
-// rotation so that the rows of one source cell spread over a large target cell.
-int append_members(const CellIndex& cells,
-                   Index cell,
-                   Index row_id,
-                   int want,
-                   Index* row,
-                   int count) {
-  const Offset begin = cells.offsets[cell], size = cells.offsets[cell + 1] - begin;
-  if (size == 0) return count;
-  const Offset start = (static_cast<Offset>(row_id) * 2654435761LL) % size;
-  for (Offset t = 0; t < size && want > 0; ++t) {
-    const Index j = cells.members[begin + (start + t) % size];
-    if (std::find(row, row + count, j) != row + count) continue;
-    row[count++] = j;
-    --want;
-  }
-  return count;
 }
 
 // Anchor pairs from a CSR plan with the dense sampler's conventions (sampling.h): rows by the
@@ -348,22 +330,52 @@ class SparseLoop {
         }
         if (count == 0) continue;
         best[i] = row[0];
+        // The free slots go round-robin over the best match's cell and its nearest cells, one
+        // member each turn (each cell from a row-dependent start), so that every cell near some
+        // row's best match is reached by many rows (which keeps the balanced problem feasible)
+        // and a row can move to a neighbouring cell.
         const Index home = target_cells_.cell[row[0]];
-        for (int c = 0; c < kNeighbourCells && count < width; ++c) {
-          const Index cell = target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells + c];
-          if (cell < 0) break;
-          count = append_members(target_index_, cell, i, width - count, row, count);
+        const Index* near = &target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells];
+        Offset cursor[kNeighbourCells] = {};
+        bool progress = true;
+        while (count < width && progress) {
+          progress = false;
+          for (int c = 0; c < kNeighbourCells && count < width; ++c) {
+            const Index cell = near[c];
+            if (cell < 0) break;
+            const Offset begin = target_index_.offsets[cell];
+            const Offset size = target_index_.offsets[cell + 1] - begin;
+            const Offset start = (static_cast<Offset>(i) * 2654435761LL) % std::max<Offset>(size, 1);
+            while (cursor[c] < size) {
+              const Index j = target_index_.members[begin + (start + cursor[c]++) % size];
+              if (std::find(row, row + count, j) != row + count) continue;
+              row[count++] = j;
+              progress = true;
+              break;
+            }
+          }
         }
       }
     }
-    // A column left uncovered goes to the row whose best match is in its cell (any such row),
-    // else to a row spread by column id.
-    std::vector<Index> cell_owner(target_cells_.cells, -1);
+    // A column left uncovered goes to one of the rows whose best match lies in its cell (spread
+    // over them by column id, so that no row must carry many such columns), else to a row spread
+    // by column id.
+    const Index cells = target_cells_.cells;
+    std::vector<Offset> owner_offsets(static_cast<std::size_t>(cells) + 1, 0);
     for (Index i = 0; i < n; ++i)
-      if (best[i] >= 0) cell_owner[target_cells_.cell[best[i]]] = i;
+      if (best[i] >= 0) ++owner_offsets[target_cells_.cell[best[i]] + 1];
+    for (Index c = 0; c < cells; ++c) owner_offsets[c + 1] += owner_offsets[c];
+    std::vector<Index> owners(owner_offsets[cells]);
+    {
+      std::vector<Offset> next(owner_offsets.begin(), owner_offsets.end() - 1);
+      for (Index i = 0; i < n; ++i)
+        if (best[i] >= 0) owners[next[target_cells_.cell[best[i]]]++] = i;
+    }
     auto cover = [&](Index j) {
-      const Index owner = cell_owner[target_cells_.cell[j]];
-      return owner >= 0 ? owner : static_cast<Index>((static_cast<Offset>(j) * n) / k);
+      const Index c = target_cells_.cell[j];
+      const Offset size = owner_offsets[c + 1] - owner_offsets[c];
+      return size > 0 ? owners[owner_offsets[c] + j % size]
+                      : static_cast<Index>((static_cast<Offset>(j) * n) / k);
     };
     s_ = SupportPlan{};  // free the old support before the transpose of the new one is built
     s_ = build_support(n, k, width, lists, values, cover);
@@ -640,26 +652,58 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   result.multiscale_iterations = coarse.iterations;
   result.multiscale_seconds = coarse.total_seconds;
 
-  // (3) the starting support: each source cell's target cells by coupling, heaviest first.
+  // (3) the starting support. Source cell a spreads its row of the coarse plan over the target
+  // cells that hold kCoarseMassShare of it (heaviest first, at most support_size cells), and each
+  // of its nodes gives cell b a number of slots proportional to Tc(a, b): s_ab of its
+  // support_size candidates. The nodes of cell a take consecutive runs of s_ab members of b
+  // (cyclically, by their rank in a), so the members of b are covered evenly and the support
+  // holds the lifted coarse plan's structure: T0_ij = Tc(a, b) (p_i / pc_a) / s_ab on those
+  // slots has (nearly) the target marginals, which keeps the balanced problem on the support
+  // feasible.
   Rng rng(options.seed, /*stream=*/7);
   const CellIndex target_index = index_cells(tgt, k, rng);
+  const CellIndex source_index = index_cells(src, n, rng);
   const int width = options.support_size;
   SupportPlan support;
   {
     ScopedPhase phase(result.timings, "support");
-    std::vector<std::vector<Index>> ranked(cells);
+    std::vector<std::vector<std::pair<Index, int>>> slots(cells);
 #pragma omp parallel for schedule(dynamic, 16)
     for (Index a = 0; a < cells; ++a) {
       const double* row = &coarse.plan[static_cast<std::size_t>(a) * cells];
       std::vector<Index> order(cells);
       std::iota(order.begin(), order.end(), 0);
-      const int top = std::min<Index>(cells, 8);
-      std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](Index x, Index y) {
+      std::sort(order.begin(), order.end(), [&](Index x, Index y) {
         return row[x] > row[y] || (row[x] == row[y] && x < y);
       });
-      order.resize(top);
-      ranked[a] = std::move(order);
+      const double total = std::accumulate(row, row + cells, 0.0);
+      double taken = 0.0;
+      int count = 0;
+      while (count < std::min<Index>(cells, width) &&
+             (count == 0 || taken < kCoarseMassShare * total)) {
+        taken += row[order[count++]];
+      }
+      // Largest-remainder apportionment of the width over the taken cells, at least one slot each.
+      std::vector<std::pair<Index, int>> out;
+      std::vector<std::pair<double, int>> remainders;
+      int used = 0;
+      for (int t = 0; t < count; ++t) {
+        const double exact = taken > 0.0 ? width * row[order[t]] / taken : 0.0;
+        const int whole = std::max(1, static_cast<int>(exact));
+        out.emplace_back(order[t], whole);
+        used += whole;
+        remainders.emplace_back(exact - whole, t);
+      }
+      std::sort(remainders.begin(), remainders.end(), std::greater<>());
+      for (std::size_t t = 0; used < width && t < remainders.size(); ++t, ++used) {
+        ++out[remainders[t].second].second;
+      }
+      slots[a] = std::move(out);
     }
+    std::vector<Index> rank(n);
+    for (Index a = 0; a < cells; ++a)
+      for (Offset t = source_index.offsets[a]; t < source_index.offsets[a + 1]; ++t)
+        rank[source_index.members[t]] = static_cast<Index>(t - source_index.offsets[a]);
     std::vector<Index> lists(static_cast<std::size_t>(n) * width, -1);
     std::vector<double> values(lists.size(), 0.0);
 #pragma omp parallel for schedule(dynamic, 256)
@@ -668,14 +712,18 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
       Index* row = &lists[static_cast<std::size_t>(i) * width];
       double* vals = &values[static_cast<std::size_t>(i) * width];
       int count = 0;
-      for (Index b : ranked[a]) {
-        if (count >= width) break;
-        const int before = count;
-        count = append_members(target_index, b, i, width - count, row, count);
-        // T0 = the lifted coarse plan restricted to the support.
+      for (const auto& [b, share] : slots[a]) {
+        const Offset begin = target_index.offsets[b];
+        const Offset size = target_index.offsets[b + 1] - begin;
+        const int take = static_cast<int>(std::min<Offset>({share, size, width - count}));
+        if (take <= 0) continue;
         const double lift = coarse.plan[static_cast<std::size_t>(a) * cells + b] *
-                            (pc[a] > 0.0 ? pb.p[i] / pc[a] : 0.0);
-        for (int t = before; t < count; ++t) vals[t] = qc[b] > 0.0 ? lift * pb.q[row[t]] / qc[b] : 0.0;
+                            (pc[a] > 0.0 ? pb.p[i] / pc[a] : 0.0) / take;
+        const Offset start = (static_cast<Offset>(rank[i]) * share) % size;
+        for (int t = 0; t < take; ++t) {
+          row[count] = target_index.members[begin + (start + t) % size];
+          vals[count++] = lift;
+        }
       }
     }
     // An uncovered target joins a row of the source cell that couples most to its cell.
@@ -690,7 +738,6 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
         }
       }
     }
-    CellIndex source_index = index_cells(src, n, rng);
     auto cover = [&](Index j) {
       const Index a = best_source_cell[tgt.cell[j]];
       const Offset size = source_index.offsets[a + 1] - source_index.offsets[a];
