@@ -548,6 +548,24 @@ Result solve(const Problem& problem, const Options& options) {
     scale_to_marginals(plan, pb.p, pb.q, /*tolerance=*/1e-7, /*max_sweeps=*/30);
     round_to_marginals(plan, pb.p, pb.q);
   }
+  if (result.termination != Termination::kNonFinite) {
+    // L1 marginal errors of the returned plan (the sparse path reports the same).
+    std::vector<double> col(pb.k, 0.0);
+    double row_error = 0.0;
+    for (Index i = 0; i < pb.n; ++i) {
+      const double* t = plan.data() + static_cast<std::size_t>(i) * pb.k;
+      double row = 0.0;
+      for (Index j = 0; j < pb.k; ++j) {
+        row += t[j];
+        col[j] += t[j];
+      }
+      row_error += std::abs(row - pb.p[i]);
+    }
+    double col_error = 0.0;
+    for (Index j = 0; j < pb.k; ++j) col_error += std::abs(col[j] - pb.q[j]);
+    result.row_marginal_error = row_error;
+    result.column_marginal_error = col_error;
+  }
   if (options.compute_gw_loss && pb.source) {
     ScopedPhase phase(result.timings, "loss");
     double mass = 0.0;
