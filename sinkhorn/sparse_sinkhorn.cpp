@@ -133,6 +133,17 @@ SinkhornResult sparse_sinkhorn(const SparseSupportView& support,
   const auto& offsets = support.row_offsets;
   const auto& cols = support.col_indices;
   const auto identity = [](Offset p) { return p; };
+  const auto& col_offsets = transpose.col_offsets;
+  const auto& col_rows = transpose.rows;
+  // The cost in column order, gathered once per call: every column pass then streams it instead
+  // of gathering it (nnz floats more memory while the call runs).
+  std::vector<float> cost_by_column(cost.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (Index j = 0; j < k; ++j) {
+    for (Offset p = col_offsets[j]; p < col_offsets[j + 1]; ++p) {
+      cost_by_column[p] = cost[transpose.entries[p]];
+    }
+  }
 
   SinkhornResult result;
   result.backend = Backend::kCpu;
@@ -166,9 +177,6 @@ SinkhornResult sparse_sinkhorn(const SparseSupportView& support,
       if (a[i] > 0.0) check_lse(row_lses[i], "row", i);
       u[i] = detail::updated_potential(a[i], row_lses[i], tau_a);
     }
-    const auto& col_offsets = transpose.col_offsets;
-    const auto& entries = transpose.entries;
-    const auto& col_rows = transpose.rows;
     // Bad columns are remembered per thread and reported after the loop (no throw inside omp).
     Index bad_column = -1;
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(max : bad_column)
@@ -178,8 +186,8 @@ SinkhornResult sparse_sinkhorn(const SparseSupportView& support,
         continue;
       }
       const double lse = support_lse(
-          col_offsets[j], col_offsets[j + 1], [&](Offset p) { return u[col_rows[p]]; },
-          [&](Offset p) { return entries[p]; }, cost, inv_eps);
+          col_offsets[j], col_offsets[j + 1], [&](Offset p) { return u[col_rows[p]]; }, identity,
+          std::span<const float>(cost_by_column), inv_eps);
       if (std::isnan(lse) || lse == -kInf) {
         bad_column = std::max(bad_column, j);
         continue;
@@ -189,8 +197,8 @@ SinkhornResult sparse_sinkhorn(const SparseSupportView& support,
     if (bad_column >= 0) {
       const double lse = support_lse(
           col_offsets[bad_column], col_offsets[bad_column + 1],
-          [&](Offset p) { return u[col_rows[p]]; }, [&](Offset p) { return entries[p]; }, cost,
-          inv_eps);
+          [&](Offset p) { return u[col_rows[p]]; }, identity,
+          std::span<const float>(cost_by_column), inv_eps);
       check_lse(lse, "column", bad_column);
     }
   }

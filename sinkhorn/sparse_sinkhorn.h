@@ -17,8 +17,9 @@
 // (the dense reference oracle rejects the same input). Callers that may leave a column unreached
 // must cover it first (the sparse GW loop does).
 //
-// Cost per iteration: two exponentials per support entry (a max pass and a sum pass, rows then
-// columns), O(nnz) reads. Memory: the transpose, (cols + 1) * 8 + nnz * 12 bytes.
+// Cost per iteration: two exponentials per support entry (one in the row pass, one in the column
+// pass; each pass also takes a maximum first), O(nnz) reads. Memory: the transpose, (cols + 1) * 8
+// + nnz * 12 bytes, and a column-ordered copy of the cost while a call runs (nnz * 4 bytes).
 // Thread-safety: pure functions of their arguments (f, g are written).
 #pragma once
 
