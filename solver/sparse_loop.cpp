@@ -30,6 +30,8 @@ namespace {
 constexpr Index kMaxAutoCells = 2000;
 // Cells of the target a re-grown row draws from: its best match's cell and the nearest ones.
 constexpr int kNeighbourCells = 6;
+// Every kBackboneStride-th entry of a row's starting support stays in it at every re-growth.
+constexpr int kBackboneStride = 4;
 // Share of a source cell's coarse-plan mass whose target cells enter its nodes' supports.
 constexpr double kCoarseMassShare = 0.95;
 // Provider output per quantization block.
@@ -186,10 +188,12 @@ class SparseLoop {
              const Options& options,
              SupportPlan support,
              const Quantization& target_cells,
-             const CellIndex& target_index)
+             const CellIndex& target_index,
+             std::vector<Index> backbone)
       : pb_(pb),
         opt_(options),
         s_(std::move(support)),
+        backbone_(std::move(backbone)),
         target_cells_(target_cells),
         target_index_(target_index),
         m_max_(options.max_anchors(pb.n, pb.k)) {
@@ -330,6 +334,15 @@ class SparseLoop {
         }
         if (count == 0) continue;
         best[i] = row[0];
+        // The backbone: a fixed share of the starting support, whose slots follow the coarse
+        // plan and cover every target cell in proportion to it, so that the support stays
+        // (nearly) feasible whatever the rows' best matches are.
+        const int backbone_width = static_cast<int>(backbone_.size() / std::max<Index>(n, 1));
+        for (int t = 0; t < backbone_width && count < width; ++t) {
+          const Index j = backbone_[static_cast<std::size_t>(i) * backbone_width + t];
+          if (j < 0 || std::find(row, row + count, j) != row + count) continue;
+          row[count++] = j;
+        }
         // The free slots go round-robin over the best match's cell and its nearest cells, one
         // member each turn (each cell from a row-dependent start), so that every cell near some
         // row's best match is reached by many rows (which keeps the balanced problem feasible)
@@ -389,6 +402,7 @@ class SparseLoop {
   const PreparedProblem& pb_;
   const Options& opt_;
   SupportPlan s_;
+  std::vector<Index> backbone_;  // n x (support_size / kBackboneStride), -1 padded
   const Quantization& target_cells_;
   const CellIndex& target_index_;
   const int m_max_;
@@ -665,6 +679,7 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   const CellIndex source_index = index_cells(src, n, rng);
   const int width = options.support_size;
   SupportPlan support;
+  std::vector<Index> backbone;
   {
     ScopedPhase phase(result.timings, "support");
     std::vector<std::vector<std::pair<Index, int>>> slots(cells);
@@ -744,12 +759,18 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
       if (size == 0) return static_cast<Index>((static_cast<Offset>(j) * n) / k);
       return source_index.members[source_index.offsets[a] + j % size];
     };
+    const int backbone_width = width / kBackboneStride;
+    backbone.assign(static_cast<std::size_t>(n) * backbone_width, -1);
+    for (Index i = 0; i < n; ++i)
+      for (int t = 0; t < backbone_width; ++t)
+        backbone[static_cast<std::size_t>(i) * backbone_width + t] =
+            lists[static_cast<std::size_t>(i) * width + t * kBackboneStride];
     support = build_support(n, k, width, lists, values, cover);
   }
   std::vector<double>().swap(coarse.plan);
 
   // (4) the sampled GW iterations on the support.
-  SparseLoop loop(pb, options, std::move(support), tgt, target_index);
+  SparseLoop loop(pb, options, std::move(support), tgt, target_index, std::move(backbone));
   run_gw_iterations(loop, pb, options, result);
   SupportPlan& plan = loop.support();
   loop.release_buffers();

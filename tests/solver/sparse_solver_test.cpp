@@ -1,14 +1,10 @@
 // The sparse-support solve path (Options::support = kSparse), the memory estimate and the
 // automatic dense / sparse choice.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -214,88 +210,31 @@ TEST(SparseSupport, CudaBackendIsRejectedInsteadOfRunningDense) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The memory estimate against the measured peak. The solve runs in a forked child; the child
-// reports the growth of its peak resident set over its resident set before the call (both from
-// /proc and getrusage), and the estimate of the solver's own buffers (estimate minus inputs, the
-// inputs being a provider built before the fork) must be within kEstimateTolerance of it.
+// The memory estimate against the measured peak: the solve runs in the helper process
+// memory_probe (a fresh process, so the peak is its own), which prints the estimate of the
+// solver's buffers (estimate minus inputs; the inputs are providers built before the call) and
+// the growth of its peak resident set over the call.
 constexpr double kEstimateTolerance = 0.20;
 
-std::size_t current_rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-}
-
-// Peak growth in bytes of a solve in a child process, or 0 when the child failed.
-std::size_t measured_peak_growth(const Problem& problem, const Options& options) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return 0;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    std::size_t growth = 0;
-    try {
-      const std::size_t before = current_rss_bytes();
-      solve(problem, options);
-      rusage usage{};
-      getrusage(RUSAGE_SELF, &usage);
-      const std::size_t peak = static_cast<std::size_t>(usage.ru_maxrss) * 1024;
-      growth = peak > before ? peak - before : 0;
-    } catch (...) {
-      growth = 0;
-    }
-    const ssize_t written = write(pipe_fds[1], &growth, sizeof(growth));
-    _exit(written == sizeof(growth) ? 0 : 1);
-  }
-  close(pipe_fds[1]);
-  std::size_t growth = 0;
-  const ssize_t got = read(pipe_fds[0], &growth, sizeof(growth));
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return got == sizeof(growth) ? growth : 0;
-}
-
-Problem landmark_problem(Index n, Index k, std::uint64_t seed) {
-  const Spiral c = spiral(n, k, seed);
-  KnnGraphOptions knn;
-  knn.k = 5;
-  knn.connect = true;
-  LandmarkOptions landmarks;
-  Problem problem;
-  problem.source = Geometry::from_provider(make_landmark_provider(
-      knn_graph(std::span<const double>(c.source.points), n, 2, knn), landmarks));
-  problem.target = Geometry::from_provider(make_landmark_provider(
-      knn_graph(std::span<const double>(c.target.points), k, 3, knn), landmarks));
-  return problem;
+std::pair<double, double> probe(const std::string& args) {
+  const std::string command = std::string(GW_MEMORY_PROBE) + " " + args;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {0.0, 0.0};
+  double estimate = 0.0, measured = 0.0;
+  if (std::fscanf(pipe, "%lf %lf", &estimate, &measured) != 2) estimate = measured = 0.0;
+  pclose(pipe);
+  return {estimate, measured};
 }
 
 TEST(MemoryEstimate, DenseEstimateWithin20PercentOfMeasuredPeak) {
-  const Problem problem = landmark_problem(2500, 3000, 5);
-  Options options;
-  options.support = Support::kDense;
-  options.max_iterations = 10;
-  options.min_iterations = 0;
-  const MemoryEstimate e = estimate_memory(problem, options);
-  const double estimated = static_cast<double>(e.dense - e.inputs);
-  const double measured = static_cast<double>(measured_peak_growth(problem, options));
+  const auto [estimated, measured] = probe("dense 2500 3000 64");
   ASSERT_GT(measured, 0.0);
   EXPECT_NEAR(estimated / measured, 1.0, kEstimateTolerance)
       << "estimated " << estimated << " measured " << measured;
 }
 
 TEST(MemoryEstimate, SparseEstimateWithin20PercentOfMeasuredPeak) {
-  const Problem problem = landmark_problem(30000, 30000, 6);
-  Options options;
-  options.support = Support::kSparse;
-  options.support_size = 128;
-  options.max_iterations = 12;
-  options.min_iterations = 0;
-  options.support_regrow_every = 5;
-  const MemoryEstimate e = estimate_memory(problem, options);
-  const double estimated = static_cast<double>(e.sparse - e.inputs);
-  const double measured = static_cast<double>(measured_peak_growth(problem, options));
+  const auto [estimated, measured] = probe("sparse 20000 20000 128");
   ASSERT_GT(measured, 0.0);
   EXPECT_NEAR(estimated / measured, 1.0, kEstimateTolerance)
       << "estimated " << estimated << " measured " << measured;
