@@ -7,8 +7,10 @@
 // members of the target cells its cell couples to most, and every target is covered by at least
 // one source node; (4) the sampled GW iterations (run_gw_iterations, the same driver as the dense
 // loops) run on that CSR support, and every support_regrow_every iterations each row's support is
-// rebuilt from its heaviest current entries plus the cell of its best match and that cell's
-// nearest cells, so a wrong coarse match can move; (5) the plan is scaled to the marginals on its
+// rebuilt from its heaviest current entries, a fixed backbone of its starting support (which
+// keeps every target cell reached in proportion to the coarse plan, so the balanced problem stays
+// nearly feasible), and members of its best match's cell and that cell's nearest cells, so a
+// wrong coarse match can move; (5) the plan is scaled to the marginals on its
 // support (Sinkhorn-Knopp on the entries), pruned to support_size entries per row, and the GW loss
 // is estimated from anchor pairs drawn from it, in blocks of anchors.
 // No buffer holds n x k entries: memory is O(n support_size + (n + k) M + cells^2).

@@ -56,7 +56,8 @@ int run_bench_spiral(int argc, char** argv) {
                        "Spiral (n points, 2-D) -> swiss roll (k points, 3-D), the reference "
                        "solver's benchmark.\nExamples:\n"
                        "  gwalign bench spiral --n 400 --k 500 --mode landmark --json\n"
-                       "  gwalign bench spiral --table --scales 400x500,2000x2500,4000x5000");
+                       "  gwalign bench spiral --table --scales 400x500,2000x2500,4000x5000\n"
+                       "  gwalign bench spiral --n 100000 --k 100000 --support sparse --json");
   // clang-format off
   cli.add_options()
       ("n", "source points", cxxopts::value<Index>()->default_value("400"))
