@@ -61,9 +61,13 @@ double provider_bytes(const Geometry& g, const Options& options) {
 
 std::size_t to_bytes(double x) { return static_cast<std::size_t>(std::max(0.0, x)); }
 
-std::string gib(double bytes) {
+std::string human_bytes(double bytes) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%.2f GiB", bytes / 1073741824.0);
+  if (bytes >= 1073741824.0) {
+    std::snprintf(text, sizeof(text), "%.2f GiB", bytes / 1073741824.0);
+  } else {
+    std::snprintf(text, sizeof(text), "%.1f MiB", bytes / 1048576.0);
+  }
   return text;
 }
 
@@ -131,14 +135,14 @@ void check_memory_budget(const Problem& problem, const Options& options, const M
                             std::to_string(problem.target.num_nodes());
   if (options.support == Support::kDense) {
     GW_THROW(ErrorCode::kBadData,
-             "a " << shape << " problem needs about " << gib(e.dense)
-                  << " on the dense path, more than the memory limit of " << gib(e.limit)
-                  << "; use --support sparse (about " << gib(e.sparse)
+             "a " << shape << " problem needs about " << human_bytes(e.dense)
+                  << " on the dense path, more than the memory limit of " << human_bytes(e.limit)
+                  << "; use --support sparse (about " << human_bytes(e.sparse)
                   << ") or raise --memory-limit");
   }
   GW_THROW(ErrorCode::kBadData,
-           "a " << shape << " problem needs about " << gib(e.sparse) << " on the sparse path ("
-                << gib(e.dense) << " dense), more than the memory limit of " << gib(e.limit)
+           "a " << shape << " problem needs about " << human_bytes(e.sparse) << " on the sparse path ("
+                << human_bytes(e.dense) << " dense), more than the memory limit of " << human_bytes(e.limit)
                 << "; raise --memory-limit or lower --support-size");
 }
 
