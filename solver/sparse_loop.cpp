@@ -79,23 +79,27 @@ SupportPlan build_support(Index n,
   for (Index i = 0; i < n; ++i) s.offsets[i + 1] += s.offsets[i];
   s.cols.resize(s.offsets[n]);
   s.values.resize(s.offsets[n]);
-  std::size_t next_extra = 0;
-  for (Index i = 0; i < n; ++i) {
-    // Extras are sorted by row; find this row's run.
-    while (next_extra < extra.size() && extra[next_extra].first < i) ++next_extra;
+  // Rows are filled independently (each owns its range of the arrays); a row's extras are the
+  // run of `extra` (sorted by row) that starts at its lower bound.
+#pragma omp parallel
+  {
     std::vector<std::pair<Index, double>> row;
-    for (int t = 0; t < width; ++t) {
-      const std::size_t at = static_cast<std::size_t>(i) * width + t;
-      if (lists[at] >= 0) row.emplace_back(lists[at], values[at]);
-    }
-    for (std::size_t e = next_extra; e < extra.size() && extra[e].first == i; ++e)
-      row.emplace_back(extra[e].second, 0.0);
-    std::sort(row.begin(), row.end());
-    Offset at = s.offsets[i];
-    for (const auto& [j, v] : row) {
-      s.cols[at] = j;
-      s.values[at] = v;
-      ++at;
+#pragma omp for schedule(dynamic, 1024)
+    for (Index i = 0; i < n; ++i) {
+      row.clear();
+      for (int t = 0; t < width; ++t) {
+        const std::size_t at = static_cast<std::size_t>(i) * width + t;
+        if (lists[at] >= 0) row.emplace_back(lists[at], values[at]);
+      }
+      auto e = std::lower_bound(extra.begin(), extra.end(), std::make_pair(i, Index{-1}));
+      for (; e != extra.end() && e->first == i; ++e) row.emplace_back(e->second, 0.0);
+      std::sort(row.begin(), row.end());
+      Offset at = s.offsets[i];
+      for (const auto& [j, v] : row) {
+        s.cols[at] = j;
+        s.values[at] = v;
+        ++at;
+      }
     }
   }
   s.transpose = transpose_support(s.view());
@@ -441,6 +445,7 @@ std::pair<double, double> scale_support(SupportPlan& s,
     double error = 0.0;
     for (Index j = 0; j < s.k; ++j) error += std::abs(col[j] - q[j]);
     if (error < tolerance) break;
+#pragma omp parallel for schedule(static)
     for (Offset e = 0; e < s.nnz(); ++e) {
       const double c = col[s.cols[e]];
       if (c > 0.0) s.values[e] *= q[s.cols[e]] / c;
