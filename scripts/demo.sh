@@ -14,7 +14,7 @@ BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
 GWALIGN="$BUILD_DIR/tools/gwalign/gwalign"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGWALIGN_NATIVE=ON >/dev/null
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 # Ninja rebuilds only what changed, so this is quick when the binary is up to date.
 cmake --build "$BUILD_DIR" --target gwalign_cli -j "$JOBS" >/dev/null

@@ -80,6 +80,9 @@ struct Result {
   // What actually ran (requested values are in `options`).
   Backend backend = Backend::kCpu;
   int threads = 0;
+  // The instruction-set target the CPU kernels ran with (core/isa.h): "baseline", "avx2" or
+  // "avx512". Results are bitwise reproducible for a given target, backend and thread count.
+  std::string isa;
   std::uint64_t seed = 0;
   std::string source_distances;  // provider name per side ("landmark", "precomputed", ...)
   std::string target_distances;

@@ -11,6 +11,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/isa.h"
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "solver/metrics.h"
@@ -423,6 +424,7 @@ Result solve(const Problem& problem, const Options& options) {
   result.options = options;
   result.options.progress = nullptr;
   result.seed = options.seed;
+  result.isa = to_string(active_isa());
   ScopedThreads threads(options.threads);
 
   detail::PreparedProblem pb;

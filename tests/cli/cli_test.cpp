@@ -18,6 +18,7 @@
 
 #include "cli_test_util.h"
 #include "core/config.h"
+#include "core/isa.h"
 #include "core/rng.h"
 #include "datagen/spiral.h"
 #include "io/h5ad.h"
@@ -170,6 +171,29 @@ TEST(CliAlign, FlagsMapOntoOptions) {
   EXPECT_LE(json_number(json, "iterations"), 40);
   const Plan plan = read_plan(out);
   EXPECT_EQ(plan.csr.nnz(), 400 * 3);
+}
+
+// GWALIGN_ISA forces the kernels' instruction-set target; the report and --version say which ran.
+TEST(CliAlign, ForcedInstructionSetTargetRunsAndIsReported) {
+  ScratchDir dir;
+  const std::string out = dir.file("plan.h5");
+  ::setenv("GWALIGN_ISA", "baseline", 1);
+  const RunResult run =
+      gwalign({"align", kSpiral, kRoll, "-o", out, "--report", "-", "--max-iter", "20", "--quiet"},
+              dir.path());
+  const RunResult version = gwalign({"--version"}, dir.path());
+  ::unsetenv("GWALIGN_ISA");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(json_string(run.out, "isa"), "baseline");
+  ASSERT_EQ(version.status, 0) << version.err;
+  EXPECT_NE(version.out.find("cpu kernels run: baseline"), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find("forced by GWALIGN_ISA"), std::string::npos) << version.out;
+  // Unforced: the best target the CPU supports, named in the report.
+  const RunResult best =
+      gwalign({"align", kSpiral, kRoll, "-o", out, "--report", "-", "--max-iter", "20", "--quiet"},
+              dir.path());
+  ASSERT_EQ(best.status, 0) << best.err;
+  EXPECT_EQ(json_string(best.out, "isa"), to_string(best_isa()));
 }
 
 // --help shows the library's defaults (taken from gw::Options{}, not restated in the CLI).
@@ -590,6 +614,15 @@ class BadInputs : public ::testing::Test {
 TEST_F(BadInputs, MissingFile) {
   expect_failure(
       {"align", file("nope.h5"), kRoll, "-o", out()}, 66, {"nope.h5", "does not exist"}, out_dir());
+}
+
+TEST_F(BadInputs, UnknownInstructionSetTargetInTheEnvironment) {
+  ::setenv("GWALIGN_ISA", "avx1024", 1);
+  expect_failure({"align", kSpiral, kRoll, "-o", out()},
+                 64,
+                 {"GWALIGN_ISA=avx1024", "baseline, avx2, avx512"},
+                 out_dir());
+  ::unsetenv("GWALIGN_ISA");
 }
 
 TEST_F(BadInputs, MissingDataset) {

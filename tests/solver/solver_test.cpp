@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "datagen/spiral.h"
 #include "distances/precomputed.h"
+#include "isa_test_util.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
@@ -213,21 +214,37 @@ TEST(Spiral, Aligns2000x2500WithLandmarks) {
   EXPECT_NEAR(r.plan_mass, 1.0, 1e-4);
 }
 
-TEST(Spiral, SameSeedSameThreadsGivesTheBitwiseSamePlan) {
+TEST(Spiral, SameSeedThreadsAndTargetGiveTheBitwiseSamePlanOnEveryTarget) {
   // Large enough (400 x 500) that every parallel pass splits its rows over several threads.
   const SpiralCase c = spiral_problem(400, 500, 3);
   Options o = spiral_options(DistanceMode::kLandmark);
   o.max_iterations = 40;
   o.min_iterations = 40;
-  o.seed = 11;
-  const Result a = solve(c.problem, o);
-  const Result b = solve(c.problem, o);
-  ASSERT_EQ(a.plan.size(), b.plan.size());
-  EXPECT_TRUE(a.plan == b.plan) << "same seed and threads must reproduce the plan bitwise";
-  EXPECT_EQ(a.log.size(), b.log.size());
-  o.seed = 12;
-  const Result other = solve(c.problem, o);
-  EXPECT_FALSE(a.plan == other.plan) << "a different seed must draw different anchors";
+  test::for_each_isa(
+      [&](Isa isa) {
+        o.seed = 11;
+        const Result a = solve(c.problem, o);
+        const Result b = solve(c.problem, o);
+        EXPECT_EQ(a.isa, to_string(isa));
+        ASSERT_EQ(a.plan.size(), b.plan.size());
+        EXPECT_TRUE(a.plan == b.plan)
+            << "same seed, threads and target must reproduce the plan bitwise";
+        EXPECT_EQ(a.log.size(), b.log.size());
+        o.seed = 12;
+        const Result other = solve(c.problem, o);
+        EXPECT_FALSE(a.plan == other.plan) << "a different seed must draw different anchors";
+      });
+}
+
+TEST(Spiral, EveryTargetAligns400x500WithLandmarks) {
+  // The dispatched kernels (Sinkhorn rows, cost GEMM) of each target run the whole loop.
+  const SpiralCase c = spiral_problem(400, 500, 1);
+  test::for_each_isa([&](Isa) {
+    const Result r = solve(c.problem, spiral_options(DistanceMode::kLandmark));
+    EXPECT_TRUE(r.ok()) << r.message;
+    EXPECT_GE(abs_rho(c, r), kMinAbsRho) << r.brief_report();
+    EXPECT_NEAR(r.plan_mass, 1.0, 1e-4);
+  });
 }
 
 TEST(Spiral, TopKOutputKeepsTheLargestEntries) {

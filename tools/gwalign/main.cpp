@@ -13,6 +13,7 @@
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/isa.h"
 
 namespace {
 
@@ -59,8 +60,15 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (first == "--version" || first == "version") {
+    std::string targets;
+    for (gw::Isa isa : gw::compiled_isas()) {
+      targets += targets.empty() ? "" : ",";
+      targets += gw::to_string(isa);
+    }
     std::cout << "gwalign " << GW_VERSION_STRING << " (cuda: " << (GW_HAS_CUDA ? "yes" : "no")
-              << ", openmp: " << (GW_HAS_OPENMP ? "yes" : "no") << ")\n";
+              << ", openmp: " << (GW_HAS_OPENMP ? "yes" : "no") << ", kernels: " << targets
+              << ", native build: " << (GW_NATIVE_BUILD ? "yes" : "no") << ")\n"
+              << "cpu kernels run: " << gw::isa_description() << "\n";
     return 0;
   }
   for (const auto& command : gw::cli::commands()) {
