@@ -769,6 +769,34 @@ Reader::Reader(const std::string& path) {
   impl_->file = std::move(file);
 }
 
+Reader Reader::from_image(std::span<const std::byte> bytes, const std::string& name) {
+  Hdf5Lock lock;
+  // The HDF5 signature is 8 bytes; anything shorter cannot be a file, and H5Pset_file_image
+  // rejects an empty image.
+  constexpr std::size_t kSignatureBytes = 8;
+  if (bytes.size() < kSignatureBytes) {
+    GW_THROW(ErrorCode::kBadData,
+             "'" << name << "' is not an HDF5 file (" << bytes.size() << " bytes)");
+  }
+  Handle fapl = detail::plist_handle(H5Pcreate(H5P_FILE_ACCESS));
+  // Core (in-memory) driver without a backing store; HDF5 copies the image into its own buffer.
+  constexpr std::size_t kCoreIncrement = 1 << 16;
+  GW_CHECK_CODE(H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0) >= 0 &&
+                    H5Pset_file_image(fapl.get(), const_cast<std::byte*>(bytes.data()),
+                                      bytes.size()) >= 0,
+                ErrorCode::kIo,
+                "cannot set up an in-memory HDF5 image for '" << name << "'");
+  H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+  Handle file = detail::file_handle(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  GW_CHECK_CODE(file.valid(),
+                ErrorCode::kBadData,
+                "'" << name << "' is not a readable HDF5 file (corrupt or not HDF5)");
+  auto impl = std::make_unique<Impl>();
+  impl->path = name;
+  impl->file = std::move(file);
+  return Reader(std::move(impl));
+}
+
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Reader::~Reader() {

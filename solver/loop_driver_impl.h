@@ -185,7 +185,11 @@ inline void record_plain_ot(const SinkhornResult& inner,
     result.termination = Termination::kNonFinite;
     result.message = "plain OT (fused_weight = 1): Sinkhorn produced a non-finite value";
   } else {
-    result.termination = Termination::kConverged;
+    // Converged only when the one Sinkhorn solve reached its tolerance; a solve that ran out of
+    // iterations is reported as such, not as convergence.
+    result.termination = inner.termination == SinkhornTermination::kConverged
+                             ? Termination::kConverged
+                             : Termination::kMaxIterations;
     result.message = "plain entropic OT on the feature cost (fused_weight = 1): Sinkhorn " +
                      std::string(to_string(inner.termination)) + " after " +
                      std::to_string(inner.iterations) + " iterations";

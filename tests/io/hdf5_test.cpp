@@ -595,6 +595,42 @@ TEST(Hdf5, NonHdf5FileIsBadData) {
   EXPECT_GW_ERROR(Reader{dir.path().string()}, ErrorCode::kBadData, "is a directory");
 }
 
+TEST(Hdf5, FileImageInMemoryReadsLikeTheFileAndRejectsTruncatedBytes) {
+  TempDir dir;
+  const std::string path = dir.file("image.h5");
+  Rng rng(12);
+  const std::vector<double> values = random_values<double>(rng, 60);
+  const CsrArray<float> csr = random_csr<float>(rng, 7, 9, 0.3);
+  {
+    Writer writer(path);
+    writer.write_array<double>("/obsm/x", values, std::vector<std::int64_t>{20, 3});
+    writer.write_csr<float>("/X", csr);
+    writer.commit();
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+
+  const Reader from_file(path);
+  const Reader image = Reader::from_image(bytes, "memory.h5");
+  bytes.assign(bytes.size(), std::byte{0});  // HDF5 holds its own copy of the image
+  EXPECT_EQ(image.path(), "memory.h5");
+  EXPECT_EQ(image.read_array<double>("/obsm/x").data, from_file.read_array<double>("/obsm/x").data);
+  const CsrArray<float> read = image.read_csr<float>("/X");
+  EXPECT_EQ(read.indptr, csr.indptr);
+  EXPECT_EQ(read.indices, csr.indices);
+  EXPECT_EQ(read.data, csr.data);
+  EXPECT_EQ(image.describe().size(), from_file.describe().size());
+
+  const std::vector<std::byte> truncated(bytes.begin(), bytes.begin() + 4);
+  EXPECT_GW_ERROR(Reader::from_image(truncated, "short.h5"), ErrorCode::kBadData,
+                  "'short.h5' is not an HDF5 file");
+  const std::vector<std::byte> zeros(4096, std::byte{0});
+  EXPECT_GW_ERROR(Reader::from_image(zeros, "zeros.h5"), ErrorCode::kBadData,
+                  "'zeros.h5' is not a readable HDF5 file");
+}
+
 TEST(Hdf5, MissingObjectsAreNotFoundAndListWhatExists) {
   TempDir dir;
   const std::string path = dir.file("objects.h5");

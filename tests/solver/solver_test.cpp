@@ -367,6 +367,22 @@ TEST(Variants, FusedWeightOneEqualsPlainSinkhornOnTheFeatureCost) {
   }
 }
 
+TEST(Variants, PlainOtReportsConvergedOnlyWhenSinkhornReachedItsTolerance) {
+  const OtCase c = ot_case(1);
+  Options o;
+  o.fused_weight = 1.0;
+  o.epsilon = 0.05;
+  o.precision = Precision::kF64;
+  const Result converged = solve(c.problem, o);
+  EXPECT_EQ(converged.termination, Termination::kConverged) << converged.message;
+  EXPECT_NE(converged.message.find("converged"), std::string::npos) << converged.message;
+  o.polish_sinkhorn_iterations = 1;  // one iteration cannot reach 1e-6 from zero potentials
+  o.polish_sinkhorn_tolerance = 1e-12;
+  const Result cut = solve(c.problem, o);
+  EXPECT_EQ(cut.termination, Termination::kMaxIterations) << cut.message;
+  EXPECT_TRUE(cut.ok());  // a usable plan, honestly labelled
+}
+
 TEST(Variants, SemiRelaxedLeavesTheTargetMarginalFree) {
   OtCase c = ot_case(2);
   // Make the first five target columns much cheaper: a free target marginal piles mass there.
