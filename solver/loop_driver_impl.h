@@ -1,4 +1,5 @@
-// The outer GW iteration of DESIGN.md section 6, written once for every backend (internal).
+// The outer GW iteration (docs/architecture.md section 2), written once for every backend
+// (internal).
 //
 // A backend (CpuLoop, CudaLoop) owns the n x k state in its memory and supplies the steps:
 //   AnchorPairs sample(std::span<const double> uniforms);  // m pairs drawn from T

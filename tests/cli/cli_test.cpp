@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using gw::test::ScratchDir;
 
-// The benchmark's quality bar (BENCHMARKS.md): |Spearman rho| >= 0.998 on the spiral pair.
+// The benchmark's quality bar (bench/README.md): |Spearman rho| >= 0.998 on the spiral pair.
 constexpr double kMinAbsRho = 0.998;
 // The plan of a balanced problem has mass 1 up to Sinkhorn's marginal tolerance (5e-4 L1) and
 // the slack's 1e-10 share.
@@ -40,8 +40,8 @@ constexpr double kMassTolerance = 1e-3;
 const std::string kSpiral = data_file("spiral_400.h5");
 const std::string kRoll = data_file("swissroll_500.h5");
 
-// `gwalign align SPIRAL ROLL -o OUT` with the benchmark's settings (BENCHMARKS.md: kNN graphs with
-// k = 5, epsilon = 0.005, M = 80), then `extra`.
+// `gwalign align SPIRAL ROLL -o OUT` with the benchmark's settings (bench/README.md: kNN graphs
+// with k = 5, epsilon = 0.005, M = 80), then `extra`.
 std::vector<std::string> spiral_align(const std::string& out, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {
       "align", kSpiral, kRoll, "-o", out, "--knn", "5", "--eps", "0.005", "--M", "80"};
