@@ -88,6 +88,10 @@ class DistanceProvider {
 
   // Counters since construction.
   virtual DistanceStats stats() const { return {}; }
+
+  // True when the provider holds the full n x n matrix in memory, so that reading every row is a
+  // copy rather than n shortest-path runs (the solver then computes the exact GW loss).
+  virtual bool holds_full_matrix() const { return false; }
 };
 
 // How the solver builds a provider from a graph.

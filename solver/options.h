@@ -240,8 +240,10 @@ struct Options {
   // false stops the loop (termination kCancelled).
   ProgressCallback progress;
 
-  // True when every field is in range; otherwise false with a one-line message naming the first
-  // bad field in *why (when given).
+  // True when every field is in range and no field is made inert by another (restarts > 1 with
+  // restart_iterations >= max_iterations, partial_mass with slack = false, a nonzero device with
+  // backend cpu); otherwise false with a one-line message naming the first bad field in *why (when
+  // given).
   bool is_valid(std::string* why = nullptr) const;
 
   // epsilon_final with the reference default applied.

@@ -650,6 +650,72 @@ TEST_F(BadInputs, UnknownOption) {
                  out_dir());
 }
 
+// No option silently does nothing: a flag that another flag (or the input) makes inert is a usage
+// error naming both, before any file is read or written.
+TEST_F(BadInputs, FlagsMadeInertByAnotherFlagAreUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"--top-k", "5", "--dense"}, {"--top-k", "--dense"}},
+      {{"--device", "1"}, {"--device", "--backend cpu"}},
+      {{"--multiscale-size", "100"}, {"--multiscale-size", "--multiscale"}},
+      {{"--loss-anchors", "64", "--no-loss"}, {"--loss-anchors", "--no-loss"}},
+      {{"--restart-iter", "5"}, {"--restart-iter", "--restarts"}},
+      {{"--restarts", "3", "--restart-iter", "40", "--max-iter", "40"},
+       {"restart_iterations", "max_iterations"}},
+      {{"--partial-mass", "100", "--no-slack"}, {"partial_mass", "slack"}},
+      {{"--plateau-patience", "9", "--plateau-improvement", "0"}, {"--plateau-patience"}},
+      {{"--polish-iter", "0", "--polish-sinkhorn-tol", "1e-8"}, {"--polish-sinkhorn-tol"}},
+      {{"--mode", "precomputed", "--landmarks", "20"}, {"--landmarks", "--mode precomputed"}},
+      {{"--mode", "landmark", "--dijkstra-cache-mb", "64"}, {"--dijkstra-cache-mb"}},
+      {{"--mode", "dijkstra", "--precomputed-max-nodes", "10"}, {"--precomputed-max-nodes"}},
+  };
+  for (const auto& [flags, fragments] : cases) {
+    std::vector<std::string> args = {"align", kSpiral, kRoll, "-o", out()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    SCOPED_TRACE(flags.front());
+    expect_failure(args, 64, fragments, out_dir());
+  }
+}
+
+TEST_F(BadInputs, GeometryFlagsWithGivenDistancesAreUsageErrors) {
+  {
+    io::Writer w(file("square.h5"));
+    std::vector<float> values(25 * 25);
+    for (int i = 0; i < 25; ++i)
+      for (int j = 0; j < 25; ++j) values[i * 25 + j] = static_cast<float>(std::abs(i - j));
+    const std::int64_t shape[] = {25, 25};
+    w.write_array<float>("/d", std::span<const float>(values), shape);
+    w.commit();
+  }
+  const std::vector<std::string> base = {
+      "align", file("square.h5"), file("square.h5"), "--rep", "/d", "--as-distances", "-o", out()};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  expect_failure(with({"--knn", "5"}), 64, {"--knn", "distances"}, out_dir());
+  expect_failure(with({"--mode", "landmark"}), 64, {"--mode", "distances are given"}, out_dir());
+  // Without those flags the same inputs align.
+  EXPECT_EQ(gwalign(with({"--max-iter", "20", "--quiet"}), dir_.path()).status, 0);
+}
+
+TEST(CliAlign, MultiscaleOnInputsTooSmallForItWarnsAndRuns) {
+  ScratchDir dir;
+  const RunResult run = gwalign(spiral_align(dir.file("p.h5"),
+                                             {"--multiscale", "--multiscale-size", "300",
+                                              "--max-iter", "20", "--quiet"}),
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: --multiscale had no effect"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("600"), std::string::npos) << run.err;
+  const RunResult used = gwalign(spiral_align(dir.file("q.h5"),
+                                              {"--multiscale", "--multiscale-size", "100",
+                                               "--max-iter", "20", "--quiet"}),
+                                 dir.path());
+  ASSERT_EQ(used.status, 0) << used.err;
+  EXPECT_EQ(used.err.find("warning"), std::string::npos) << used.err;
+}
+
 TEST_F(BadInputs, NegativeMarginalWeight) {
   {
     io::Writer w(file("weights.h5"));

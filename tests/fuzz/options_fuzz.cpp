@@ -127,7 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (!in.take_bool()) return 0;
   cap_for_solve(options);
-  require(options.is_valid());
+  if (!options.is_valid()) return 0;  // the caps can cross a cross-field rule (restarts)
   const auto ns = static_cast<gw::Index>(in.take_in(2, 9));
   const auto ks = static_cast<gw::Index>(in.take_in(2, 9));
   std::vector<double> xs(static_cast<std::size_t>(ns) * 2), ys(static_cast<std::size_t>(ks) * 2);

@@ -468,6 +468,44 @@ TEST(Errors, InvalidOptionsNameTheField) {
   with([](Options& o) { o.lambda_ema = 1.0; }, "lambda_ema");
   with([](Options& o) { o.partial_mass = 0.0; }, "partial_mass");
   with([](Options& o) { o.top_k = 0; }, "top_k");
+}
+
+TEST(Errors, OptionsThatAnotherOptionMakesInertAreRejected) {
+  const SpiralCase c = spiral_problem(50, 60, 1);
+  auto rejected = [&](auto change, const std::string& field) {
+    Options o;
+    change(o);
+    std::string why;
+    EXPECT_FALSE(o.is_valid(&why)) << field;
+    EXPECT_NE(why.find(field), std::string::npos) << why;
+    expect_error([&] { solve(c.problem, o); }, ErrorCode::kInvalidArgument, field);
+  };
+  rejected(
+      [](Options& o) {
+        o.restarts = 3;
+        o.restart_iterations = o.max_iterations;
+      },
+      "restart_iterations");
+  rejected(
+      [](Options& o) {
+        o.partial_mass = 20.0;
+        o.slack = false;
+      },
+      "slack = false");
+  rejected([](Options& o) { o.device = 1; }, "device");
+  // The same fields alone, or in combinations where they act, are fine.
+  Options o;
+  o.restarts = 3;
+  o.restart_iterations = 10;
+  EXPECT_TRUE(o.is_valid());
+  o.restart_iterations = o.max_iterations;
+  o.restarts = 1;
+  EXPECT_TRUE(o.is_valid());  // restart_iterations is inert only when probing is asked for
+  o.partial_mass = 20.0;
+  EXPECT_TRUE(o.is_valid());
+  o.partial_mass.reset();
+  o.slack = false;
+  EXPECT_TRUE(o.is_valid());
   with([](Options& o) { o.threads = -1; }, "threads");
   EXPECT_TRUE(Options().is_valid());
 }

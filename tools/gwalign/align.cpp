@@ -355,6 +355,7 @@ int run_align(int argc, char** argv) {
   }
   problem.source_weights = source.weights;
   problem.target_weights = target.weights;
+  check_geometry_flags(flags, problem.source.kind(), problem.target.kind());
   run.source_rep = need_geometry ? source.rep : "";
   run.target_rep = need_geometry ? target.rep : "";
   run.source_description = source.description;
@@ -381,6 +382,13 @@ int run_align(int argc, char** argv) {
   progress.status("solving (kNN graphs and distances first)");
   const Result result = solve(problem, options);
   progress.finish();
+  if (options.multiscale && !result.multiscale_used) {
+    // Not an error: the run is the same as without the flag, and scripts over many sizes pass it.
+    std::cerr << "gwalign: warning: --multiscale had no effect: a coarse level needs both sides "
+                 "larger than 2 x --multiscale-size = "
+              << 2 * options.multiscale_size << " nodes (n = " << result.n << ", k = " << result.k
+              << ")\n";
+  }
 
   if (!source.truth.empty() && !target.truth.empty()) {
     std::vector<double> matched(result.matching.size());
