@@ -716,6 +716,82 @@ TEST(CliAlign, MultiscaleOnInputsTooSmallForItWarnsAndRuns) {
   EXPECT_EQ(used.err.find("warning"), std::string::npos) << used.err;
 }
 
+TEST_F(BadInputs, OutputPathThatIsADirectory) {
+  fs::create_directories(out_dir() / "plan.h5");
+  expect_failure({"align", kSpiral, kRoll, "-o", out()},
+                 73,
+                 {"plan.h5", "it is a directory"},
+                 out_dir(),
+                 {"plan.h5"});
+  EXPECT_TRUE(fs::is_empty(out_dir() / "plan.h5"));
+}
+
+TEST_F(BadInputs, OutputThatIsAnInputIsRefusedAndTheInputSurvives) {
+  const std::string source = file("source.h5");
+  fs::copy_file(kSpiral, source);
+  const auto before = fs::file_size(source);
+  expect_failure({"align", source, kRoll, "-o", source}, 64, {"is an input file"}, out_dir());
+  // The same file through another spelling of its path.
+  expect_failure({"align", source, kRoll, "-o", (dir_.path() / "." / "source.h5").string()},
+                 64,
+                 {"is an input file"},
+                 out_dir());
+  EXPECT_EQ(fs::file_size(source), before);
+  EXPECT_EQ(gwalign({"info", source}, dir_.path()).status, 0) << "the input must still be HDF5";
+}
+
+TEST_F(BadInputs, NanAndInfInDistanceMatrices) {
+  auto write_square = [&](const std::string& name, float bad) {
+    io::Writer w(file(name));
+    std::vector<float> values(25 * 25);
+    for (int i = 0; i < 25; ++i)
+      for (int j = 0; j < 25; ++j) values[i * 25 + j] = static_cast<float>(std::abs(i - j));
+    values[3 * 25 + 7] = values[7 * 25 + 3] = bad;
+    const std::int64_t shape[] = {25, 25};
+    w.write_array<float>("/d", std::span<const float>(values), shape);
+    w.commit();
+  };
+  write_square("nan_d.h5", std::numeric_limits<float>::quiet_NaN());
+  write_square("neg_d.h5", -std::numeric_limits<float>::infinity());
+  for (const char* name : {"nan_d.h5", "neg_d.h5"}) {
+    SCOPED_TRACE(name);
+    expect_failure(
+        {"align", file(name), file(name), "--rep", "/d", "--as-distances", "-o", out()},
+        65,
+        {name, "/d", "D[3][7]", ">= 0 or +inf"},
+        out_dir());
+  }
+}
+
+// A solve that ends non-finite writes nothing and exits 65 (it used to write the last iterate and
+// exit 0). A feature cost of 1e300 is finite in float64 but overflows the float32 cost.
+TEST_F(BadInputs, NonFiniteSolveWritesNothingAndExitsNonZero) {
+  {
+    io::Writer w(file("huge_cost.h5"));
+    const std::vector<double> values(400 * 500, 1e300);
+    const std::int64_t shape[] = {400, 500};
+    w.write_array<double>("/cost", std::span<const double>(values), shape);
+    w.commit();
+  }
+  expect_failure({"align",
+                  kSpiral,
+                  kRoll,
+                  "--knn",
+                  "5",
+                  "--fused-weight",
+                  "0.5",
+                  "--feature-cost",
+                  file("huge_cost.h5") + ":/cost",
+                  "--max-iter",
+                  "20",
+                  "--quiet",
+                  "-o",
+                  out()},
+                 65,
+                 {"non-finite", "nothing was written"},
+                 out_dir());
+}
+
 TEST_F(BadInputs, NegativeMarginalWeight) {
   {
     io::Writer w(file("weights.h5"));

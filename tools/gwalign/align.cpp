@@ -55,8 +55,9 @@ report) and the report's scalars as attributes of /. With --write-into-source OU
 of SOURCE (h5ad) with obsm/gw_plan, obsm/gw_match and uns/gw added; anndata reads it.
 Nothing is written at OUT unless the whole run succeeds.
 
-Exit status: 0 ok, 64 usage, 65 bad data, 66 missing input, 69 not compiled (e.g. --backend
-cuda without CUDA), 73 cannot create output, 74 I/O error.
+Exit status: 0 ok, 64 usage, 65 bad data (also: the solve became non-finite; nothing is written),
+66 missing input, 69 not compiled (e.g. --backend cuda without CUDA), 73 cannot create output,
+74 I/O error.
 )";
 
 using Scalar = std::variant<double, std::int64_t, bool, std::string>;
@@ -397,6 +398,13 @@ int run_align(int argc, char** argv) {
     run.truth = source.truth_spec + " vs " + target.truth_spec;
   }
 
+  // A non-finite solve has no plan worth keeping: nothing is written (the output temporaries are
+  // removed as the error unwinds) and the exit status says so.
+  GW_CHECK_CODE(result.termination != Termination::kNonFinite,
+                ErrorCode::kBadData,
+                "the solve became non-finite (" << result.message
+                                                << "); nothing was written; try a larger --eps, "
+                                                   "--precision f64, or check the inputs' scale");
   if (h5ad) {
     write_into_source(*h5ad, result, run);
     h5ad->commit();
@@ -436,8 +444,7 @@ int run_align(int argc, char** argv) {
               report ? report->path().c_str() : "");
   if (!result.ok()) {
     std::fprintf(stderr,
-                 "gwalign: warning: the solve ended with '%s': %s; the plan written is the last "
-                 "finite iterate (try a larger --eps or --precision f64)\n",
+                 "gwalign: warning: the solve ended with '%s': %s\n",
                  std::string(to_string(result.termination)).c_str(),
                  result.message.c_str());
   }
