@@ -174,7 +174,9 @@ CsrGraph build_csr(Index num_nodes, const EdgeListView& edges, const BuildOption
     for (Index i = 0; i < num_nodes; ++i) {
       const Offset begin = offsets[i];
       const Offset length = offsets[i + 1] - begin;
-      const Entry* row = &entries[begin];
+      // data() + begin, not &entries[begin]: with no edges at all `entries` is empty and indexing
+      // it is undefined (found by the graph fuzz harness).
+      const Entry* row = entries.data() + begin;
       bool sorted = true;
       for (Offset p = 1; p < length; ++p) sorted = sorted && row[p - 1].col < row[p].col;
       if (sorted) {  // strictly increasing: nothing to sort or merge

@@ -53,7 +53,7 @@ run_target() {
   # shellcheck disable=SC2086
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
   OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
-    "$BUILD_DIR/fuzz_$target" -max_total_time="$seconds" -timeout=60 -print_final_stats=1 \
+    "$BUILD_DIR/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=60 -print_final_stats=1 \
       -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} "$work" "tests/fuzz/corpus/$target" \
       >"$log" 2>&1 || status=$?
   local executions
@@ -61,7 +61,7 @@ run_target() {
   if [ "$status" -ne 0 ]; then
     tail -n 60 "$log"
     echo "fuzz $target: CRASH after ${executions:-?} executions (exit $status); reproducer in $artifacts/"
-    echo "  replay: $BUILD_DIR/fuzz_$target $artifacts/<file>; fix the library, then commit the"
+    echo "  replay: $BUILD_DIR/tests/fuzz/fuzz_$target $artifacts/<file>; fix the library, then commit the"
     echo "  input as tests/fuzz/regressions/$target/<bug-name> (replayed by ctest)"
     return 1
   fi

@@ -105,6 +105,22 @@ TEST(Builder, SymmetrizeByMaxAndSelfLoopPolicies) {
   EXPECT_EQ(edge_map(dropped).count({2, 2}), 0u);
 }
 
+// Found by the graph fuzz harness (tests/fuzz/regressions/graph/): with no stored edge at all the
+// row loop indexed an empty vector (undefined behaviour that the sanitizer build reports).
+TEST(Builder, NodesWithoutAnyStoredEdgeGiveAnEmptyGraph) {
+  const std::vector<Index> loops = {1, 1, 3};
+  BuildOptions drop;
+  drop.self_loops = SelfLoopPolicy::kDrop;
+  for (const auto& [edges, options] :
+       {std::pair<std::vector<Index>, BuildOptions>{{}, {}}, {loops, drop}}) {
+    const CsrGraph g = build_csr(5, {edges, edges, {}}, options);
+    EXPECT_EQ(g.num_nodes(), 5);
+    EXPECT_EQ(g.num_edges(), 0);
+    EXPECT_EQ(g.row_offsets(), std::vector<Offset>(6, 0));
+    validate(g);
+  }
+}
+
 TEST(Builder, RandomEdgeListsMatchTheMultisetOracle) {
   Rng rng(101);
   for (int trial = 0; trial < 20; ++trial) {
