@@ -105,9 +105,9 @@ TEST(Builder, SymmetrizeByMaxAndSelfLoopPolicies) {
   EXPECT_EQ(edge_map(dropped).count({2, 2}), 0u);
 }
 
-// Found by the graph fuzz harness (tests/fuzz/regressions/graph/): with no stored edge at all the
-// row loop indexed an empty vector (undefined behaviour that the sanitizer build reports).
-TEST(Builder, NodesWithoutAnyStoredEdgeGiveAnEmptyGraph) {
+// Found by the graph fuzz harness (tests/fuzz/regressions/graph/): with no stored edge (or no
+// node) at all, build_csr indexed an empty vector (undefined behaviour the sanitizer build reports).
+TEST(Builder, NoEdgesOrNoNodesGiveAnEmptyGraph) {
   const std::vector<Index> loops = {1, 1, 3};
   BuildOptions drop;
   drop.self_loops = SelfLoopPolicy::kDrop;
@@ -119,6 +119,10 @@ TEST(Builder, NodesWithoutAnyStoredEdgeGiveAnEmptyGraph) {
     EXPECT_EQ(g.row_offsets(), std::vector<Offset>(6, 0));
     validate(g);
   }
+  // And no nodes at all (the per-chunk row counters are then empty too).
+  const CsrGraph none = build_csr(0, {{}, {}, {}});
+  EXPECT_EQ(none.num_nodes(), 0);
+  EXPECT_EQ(none.row_offsets(), std::vector<Offset>(1, 0));
 }
 
 TEST(Builder, RandomEdgeListsMatchTheMultisetOracle) {
