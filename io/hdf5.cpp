@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <type_traits>
 
@@ -1032,11 +1033,30 @@ DType Reader::attribute_dtype(std::string_view object, std::string_view name) co
 
 std::vector<ObjectInfo> Reader::describe(std::string_view group) const {
   Hdf5Lock lock;
-  // Depth bound: HDF5 allows hard-link cycles (a group linked into itself).
+  // HDF5 allows hard-link cycles (a group linked into itself) and one group under several names.
+  // Each group object is descended into once (the first path that reaches it), so the walk is
+  // linear in the number of links: a depth bound alone still let a group linked twice into
+  // itself list 2^depth paths (found by the h5ad fuzz harness). The depth bound stays as a guard
+  // for the recursion.
   constexpr int kMaxDepth = 32;
   std::vector<ObjectInfo> out;
+  // An object's identity: its file number and header address (a token from HDF5 1.12 on).
+  std::set<std::pair<unsigned long, std::string>> descended;
+  auto first_visit = [&](hid_t group) {
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t info;
+    if (H5Oget_info3(group, &info, H5O_INFO_BASIC) < 0) return false;
+    const std::string where(reinterpret_cast<const char*>(&info.token), sizeof(info.token));
+#else
+    H5O_info_t info;
+    if (H5Oget_info2(group, &info, H5O_INFO_BASIC) < 0) return false;
+    const std::string where(reinterpret_cast<const char*>(&info.addr), sizeof(info.addr));
+#endif
+    return descended.emplace(info.fileno, where).second;
+  };
   std::function<void(const std::string&, int)> visit = [&](const std::string& path, int depth) {
     Handle handle = impl_->open(path, ObjectKind::kGroup);
+    if (!first_visit(handle.get())) return;
     for (const std::string& name : impl_->children(handle.get())) {
       const std::string child = (path == "/" ? "" : path) + "/" + name;
       if (impl_->kind(child) == ObjectKind::kNone) continue;

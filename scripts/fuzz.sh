@@ -41,31 +41,70 @@ configure() {
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
 }
 
+# The first stack frame of a crash report that is not libFuzzer's, the sanitizer's or libc's.
+first_frame() {
+  grep -E '^ +#[0-9]+ ' | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|_start|__kmp|\(<unknown module>\)' \
+    | head -n 1
+}
+
 # Runs one target; prints "fuzz TARGET: N executions in S s, C crashes".
 run_target() {
   local target="$1" seconds="$2"
   configure
   cmake --build "$BUILD_DIR" -j "$JOBS" --target "fuzz_$target" >/dev/null
+  local binary="$BUILD_DIR/tests/fuzz/fuzz_$target"
   local work="$BUILD_DIR/corpus/$target" artifacts="$BUILD_DIR/artifacts/$target"
   local log="$BUILD_DIR/fuzz_$target.log"
   mkdir -p "$work" "$artifacts"
+  rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
+  local asan_options="detect_leaks=1" mode=()
+  if [ "$target" = h5ad ]; then
+    # Debian's HDF5 1.10 has its own bugs on corrupt files (an over-read in H5HG_read, a hang in
+    # the global heap; tests/fuzz/README.md, "HDF5's own bugs"), which gwalign cannot fix. This
+    # harness therefore runs in fork mode, past crashes and timeouts, and every one is triaged
+    # below: a report whose first frame is inside libhdf5 is HDF5's and is listed; any other
+    # fails the run. replace_intrin=0: ASan's memcpy interceptor would report HDF5's internal
+    # over-read from inside the uninstrumented library (gwalign's own loads and stores are still
+    # checked).
+    asan_options="$asan_options:replace_intrin=0"
+    mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=0)
+  fi
   local status=0
   # shellcheck disable=SC2086
-  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
+  ASAN_OPTIONS="${ASAN_OPTIONS:-$asan_options}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
+  LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizer-suppressions/lsan.txt:print_suppressions=0" \
   OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
-    "$BUILD_DIR/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=60 -print_final_stats=1 \
+    "$binary" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 "${mode[@]}" \
       -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} "$work" "tests/fuzz/corpus/$target" \
       >"$log" 2>&1 || status=$?
   local executions
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-  if [ "$status" -ne 0 ]; then
+  if [ -z "$executions" ]; then  # fork mode: the last status line "#N: cov: ..."
+    executions=$(sed -n 's/^#\([0-9][0-9]*\): cov:.*/\1/p' "$log" | tail -n 1)
+  fi
+  local ours=0 theirs=0 file frame
+  for file in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*; do
+    [ -e "$file" ] || continue
+    frame=$(ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 timeout 120 "$binary" -timeout=20 "$file" 2>&1 \
+      | first_frame || true)
+    if [ "$target" = h5ad ] && [[ "$frame" == *libhdf5* ]]; then
+      theirs=$((theirs + 1))
+      echo "fuzz $target: HDF5's own bug (not gwalign's): $(basename "$file"): ${frame## }"
+    else
+      ours=$((ours + 1))
+      echo "fuzz $target: CRASH: $file"
+      echo "  first frame: ${frame## }"
+    fi
+  done
+  if [ "$ours" -gt 0 ] || { [ "$status" -ne 0 ] && [ "${#mode[@]}" -eq 0 ]; }; then
     tail -n 60 "$log"
     echo "fuzz $target: CRASH after ${executions:-?} executions (exit $status); reproducer in $artifacts/"
-    echo "  replay: $BUILD_DIR/tests/fuzz/fuzz_$target $artifacts/<file>; fix the library, then commit the"
-    echo "  input as tests/fuzz/regressions/$target/<bug-name> (replayed by ctest)"
+    echo "  replay: $binary FILE; fix the library, then commit the input as"
+    echo "  tests/fuzz/regressions/$target/<bug-name> (replayed by ctest)"
     return 1
   fi
-  echo "fuzz $target: ${executions:-?} executions in $seconds s, 0 crashes"
+  echo "fuzz $target: ${executions:-?} executions in $seconds s, 0 crashes" \
+    "$([ "$theirs" -gt 0 ] && echo "(and $theirs in HDF5 itself, listed above)")"
 }
 
 [ $# -ge 1 ] || usage

@@ -631,6 +631,34 @@ TEST(Hdf5, FileImageInMemoryReadsLikeTheFileAndRejectsTruncatedBytes) {
                   "'zeros.h5' is not a readable HDF5 file");
 }
 
+// Found by the h5ad fuzz harness (tests/fuzz/regressions/h5ad/): a group hard-linked into itself
+// under two names made describe() list 2^32 paths (it only bounded the depth). Each group is now
+// descended into once.
+TEST(Hdf5, DescribeDescendsIntoAGroupLinkedIntoItselfOnce) {
+  TempDir dir;
+  const std::string path = dir.file("cycle.h5");
+  {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t group = H5Gcreate2(file, "/g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(H5Lcreate_hard(file, "/g", group, "self_a", H5P_DEFAULT, H5P_DEFAULT), 0);
+    ASSERT_GE(H5Lcreate_hard(file, "/g", group, "self_b", H5P_DEFAULT, H5P_DEFAULT), 0);
+    const hsize_t dims[1] = {3};
+    const hid_t space = H5Screate_simple(1, dims, nullptr);
+    const hid_t data =
+        H5Dcreate2(group, "x", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(data);
+    H5Sclose(space);
+    H5Gclose(group);
+    H5Fclose(file);
+  }
+  const std::vector<ObjectInfo> objects = Reader(path).describe();
+  std::vector<std::string> paths;
+  for (const auto& info : objects) paths.push_back(info.path);
+  // Both self links are listed (they are links of /g), but not descended into again.
+  EXPECT_EQ(paths, (std::vector<std::string>{"/g", "/g/self_a", "/g/self_b", "/g/x"}));
+  EXPECT_EQ(objects[1].kind, ObjectKind::kGroup);
+}
+
 TEST(Hdf5, MissingObjectsAreNotFoundAndListWhatExists) {
   TempDir dir;
   const std::string path = dir.file("objects.h5");
