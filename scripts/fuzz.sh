@@ -41,9 +41,11 @@ configure() {
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
 }
 
-# The first stack frame of a crash report that is not libFuzzer's, the sanitizer's or libc's.
+# The first stack frame of a crash report that is not libFuzzer's, the sanitizer's, libc's or the
+# allocator's (for an out-of-memory report: the caller that asked for the memory).
 first_frame() {
-  grep -E '^ +#[0-9]+ ' | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|_start|__kmp|\(<unknown module>\)' \
+  grep -E '^ +#[0-9]+ ' \
+    | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|_start|__kmp|\(<unknown module>\)| in (malloc|calloc|realloc|operator new)' \
     | head -n 1
 }
 
