@@ -3,6 +3,12 @@
 option(GWALIGN_BUILD_TESTS "Build the GoogleTest suites" ON)
 option(GWALIGN_BUILD_BENCH "Build the Google Benchmark kernels (needs benchmark)" ON)
 option(GWALIGN_BUILD_TOOLS "Build the gwalign command-line tool" ON)
+# libFuzzer binaries fuzz_<target> (tests/fuzz/); clang only, see scripts/fuzz.sh.
+option(GWALIGN_BUILD_FUZZERS "Build the libFuzzer harnesses (clang)" OFF)
+if(GWALIGN_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "GWALIGN_BUILD_FUZZERS needs clang (libFuzzer); configure with "
+                      "CMAKE_CXX_COMPILER=clang++-14, or use scripts/fuzz.sh")
+endif()
 option(GWALIGN_NATIVE "Compile the non-kernel code for the build machine's CPU (-march=native); \
 the hot kernels are compiled per target and dispatched at run time either way" OFF)
 option(GWALIGN_DISPATCH "Compile the hot kernels for x86-64-v2, v3 and v4 and pick one at run time" ON)

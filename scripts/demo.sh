@@ -27,7 +27,7 @@ cmake --build "$BUILD_DIR" --target gwalign_cli -j "$JOBS" >/dev/null
 OUT_DIR="${OUT_DIR:-$(mktemp -d)}"
 mkdir -p "$OUT_DIR"
 echo "== gwalign align: spiral (400 points, 2-D) -> swiss roll (500 points, 3-D)"
-# The benchmark's settings (BENCHMARKS.md section 1): 5-NN graphs (the spiral's arms are closer
+# The benchmark's settings (bench/README.md, spiral): 5-NN graphs (the spiral's arms are closer
 # than 30 neighbours), epsilon 0.005, 80 anchor pairs; everything else is gw::Options' default.
 "$GWALIGN" align data/spiral_400.h5 data/swissroll_500.h5 --knn 5 --eps 0.005 --M 80 \
   -o "$OUT_DIR/spiral_to_swissroll.h5" --report "$OUT_DIR/spiral_to_swissroll.json"

@@ -133,8 +133,8 @@ class ExceptionCollector {
   std::atomic<bool> failed_{false};
 };
 
-// Where the solver gets cost rows from. Dense today; a factored cost (DESIGN.md section 6,
-// "Looking ahead") would produce the row into a buffer here instead.
+// Where the solver gets cost rows from. Dense today; a factored cost (Lambda has rank M + 2, see
+// CostView in sinkhorn.h) would produce the row into a buffer here instead.
 template <typename CostT>
 struct DenseRows {
   const CostT* data;

@@ -1,4 +1,4 @@
-// The sampled GW loop on the CPU (DESIGN.md section 6).
+// The sampled GW loop on the CPU (docs/architecture.md section 2).
 //
 // Work per iteration, n x k real block, M anchors:
 //   sampling   O(n + M k) reads of the plan (row masses come from the previous blend pass)
@@ -231,7 +231,7 @@ class CpuLoop {
     fill_slack(feature != nullptr ? (1.0 - alpha_f) + alpha_f * max_feature_cost_ : 1.0);
   }
 
-  // Slack entries (DESIGN.md section 6, step 5). Reference (soft) slack: real <-> slack cost
+  // Slack entries (docs/architecture.md section 2). Reference (soft) slack: real <-> slack cost
   // 100 max(1, max Lambda), corner 0. Exact partial transport (POT): real <-> slack 0, corner
   // 100 max(1, max Lambda).
   void fill_slack(double max_lambda) {

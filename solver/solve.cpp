@@ -324,9 +324,7 @@ void compute_loss(const detail::PreparedProblem& pb,
                   Result& result) {
   const Index n = pb.n, k = pb.k;
   const double work = static_cast<double>(n) * k * (static_cast<double>(n) + k);
-  auto exact_capable = [](const DistanceProvider& p) {
-    return p.name() == "precomputed" || p.name() == "dense";
-  };
+  auto exact_capable = [](const DistanceProvider& p) { return p.holds_full_matrix(); };
   if (work <= options.exact_loss_max_work && exact_capable(*pb.source) &&
       exact_capable(*pb.target)) {
     const RowMatrixD dx = full_distances(*pb.source);

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "solver/options.h"
+#include "solver/problem.h"
 
 namespace gw::cli {
 
@@ -30,6 +31,20 @@ void add_solver_options(cxxopts::Options& options);
 // Throws gw::Error(kInvalidArgument) naming the flag for an unknown enum name or a value the
 // library rejects (Options::is_valid), so a bad flag fails before any file is read.
 Options solver_options_from_flags(const cxxopts::ParseResult& flags);
+
+// Usage errors (kInvalidArgument, exit 64) for solver flags that another flag makes inert, e.g.
+// --top-k with --dense, --device with --backend cpu, --multiscale-size without --multiscale,
+// --landmarks with --mode precomputed. Only flags given on the command line are checked (a
+// default never conflicts). Called by solver_options_from_flags; Options::is_valid covers the
+// combinations a library caller can make too (restarts, partial mass without slack).
+void check_inert_flags(const cxxopts::ParseResult& flags, const Options& options);
+
+// Usage errors for geometry flags that the loaded inputs make inert: --knn when neither side is a
+// point cloud; --mode, --landmarks, --dijkstra-cache-mb, --precomputed-max-nodes when both sides
+// are given as distances (or features only, with --fused-weight 1).
+void check_geometry_flags(const cxxopts::ParseResult& flags,
+                          Geometry::Kind source,
+                          Geometry::Kind target);
 
 // Shortest text that reads back as exactly `value` ("0.001", "1e-05", "inf").
 std::string format_number(double value);

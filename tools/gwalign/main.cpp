@@ -2,7 +2,6 @@
 // errors into one-line messages with sysexits-style exit codes. No algorithm lives here.
 #include <cxxopts.hpp>
 
-#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -27,26 +26,6 @@ void print_usage(std::ostream& out) {
   }
   out << "\nRun 'gwalign <command> --help' for the options of one command.\n"
          "  --version   print the version and build configuration\n";
-}
-
-// cxxopts 3.1 only accepts long options of two or more characters, but our flags follow the
-// reference tools' spelling (--n, --k, --d, --M). A one-character option is declared as a short
-// option, and "--x" / "--x=value" are rewritten to "-x" / "-x value" before parsing.
-std::vector<std::string> normalize_arguments(int argc, char** argv) {
-  std::vector<std::string> args;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool one_letter = arg.size() >= 3 && arg[0] == '-' && arg[1] == '-' &&
-                            std::isalnum(static_cast<unsigned char>(arg[2])) &&
-                            (arg.size() == 3 || arg[3] == '=');
-    if (i == 0 || !one_letter) {
-      args.push_back(arg);
-      continue;
-    }
-    args.push_back(arg.substr(1, 2));
-    if (arg.size() > 3) args.push_back(arg.substr(4));
-  }
-  return args;
 }
 
 int dispatch(int argc, char** argv) {
@@ -86,7 +65,7 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    std::vector<std::string> storage = normalize_arguments(argc, argv);
+    std::vector<std::string> storage = gw::cli::normalize_arguments(argc, argv);
     std::vector<char*> args;
     for (auto& arg : storage) args.push_back(arg.data());
     args.push_back(nullptr);
