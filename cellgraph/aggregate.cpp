@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstddef>
 
+#include "cellgraph/aggregate_kernels_impl.h"
 #include "core/context.h"
 #include "core/error.h"
 
@@ -18,9 +19,6 @@ namespace {
 constexpr Offset kHistogramBudget = Offset{1} << 24;
 // Ids below max(this, 2 * tokens) use a direct id -> gene table.
 constexpr Offset kDenseRange = Offset{1} << 22;
-// Tokens ahead whose embedding rows are prefetched: rows are visited in gene order, i.e. at
-// random, so the hardware prefetcher sees only the lines within one row.
-constexpr Offset kPrefetchDistance = 16;  // 8 and 32 measured slower
 
 void check_inputs(std::size_t embeddings,
                   std::span<const Index> gene_ids,
@@ -193,32 +191,20 @@ GeneAggregate<T> aggregate(std::span<const T> embeddings,
   // One pass over the embeddings: each gene's rows summed in double, in token order.
   out.mean.resize(static_cast<std::size_t>(genes) * hidden);
   const T* emb = embeddings.data();
-  const std::size_t row_bytes = static_cast<std::size_t>(hidden) * sizeof(T);
+  // The segment sums run in the active instruction-set target's copy (aggregate_isa.cpp).
+  const detail::SegmentMeanFn<T> segment_mean = detail::aggregate_kernels().segment_mean<T>();
 #pragma omp parallel num_threads(threads)
   {
     std::vector<double> acc(hidden);
 #pragma omp for schedule(dynamic, 64)
     for (Offset u = 0; u < genes; ++u) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      const Offset k0 = gene_start[u];
-      const Offset k1 = gene_start[u + 1];
-      for (Offset k = k0; k < k1; ++k) {
-        if (k + kPrefetchDistance < k1) {
-          const char* ahead =
-              reinterpret_cast<const char*>(emb + order[k + kPrefetchDistance] * hidden);
-          for (std::size_t byte = 0; byte < row_bytes; byte += 64) {
-            __builtin_prefetch(ahead + byte, 0, 1);  // into L2: more misses in flight
-          }
-        }
-        const T* row = emb + order[k] * hidden;
-#pragma omp simd
-        for (Index h = 0; h < hidden; ++h) acc[h] += static_cast<double>(row[h]);
-      }
-      T* mean = out.mean.data() + u * hidden;
-      // A division, not a multiplication by the inverse: the same rounding as the reference.
-      for (Index h = 0; h < hidden; ++h) {
-        mean[h] = static_cast<T>(acc[h] / static_cast<double>(k1 - k0));
-      }
+      segment_mean(emb,
+                   order.data(),
+                   gene_start[u],
+                   gene_start[u + 1],
+                   hidden,
+                   acc.data(),
+                   out.mean.data() + u * hidden);
     }
   }
   return out;

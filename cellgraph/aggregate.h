@@ -1,5 +1,5 @@
 // Per-gene aggregation of token embeddings: the mean embedding and token count of every gene id
-// that occurs in a batch of tokenized cells (DESIGN.md section 7).
+// that occurs in a batch of tokenized cells (docs/architecture.md section 1).
 //
 // Layout: B rows (cells) of T tokens.
 //   embeddings  [B, T, H] row-major: token (b, t) is embeddings[(b * T + t) * H .. + H)

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cellgraph/diffusion_kernels_impl.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -408,21 +409,21 @@ HeatDiffusion::HeatDiffusion(const DiffusionGraphs& graphs,
 
 namespace {
 
-// A 64-byte vector of T (GCC/Clang vector extension): one 512-bit register with AVX-512, two
-// 256-bit or four 128-bit ones otherwise. Written explicitly because the compilers vectorize the
-// plain loops over the wrong (nonzero) index, with gathers.
+// 64 bytes of T, 64-byte aligned: the recurrence buffers' element type, so that every row of
+// kVecs of them is aligned for the kernel's vector loads (diffusion_isa.cpp). Not a vector type:
+// GCC caps a vector type's alignment at the widest register of the target it compiles for (16
+// bytes in a baseline build), while this file and the AVX-512 kernel must agree on 64.
 template <typename T>
-struct VecOf {
-  typedef T type __attribute__((vector_size(64)));
+struct alignas(64) Vec {
+  T lanes[64 / sizeof(T)];
 };
-template <typename T>
-using Vec = typename VecOf<T>::type;
 
 // Channels per block: four vectors = 64 float / 32 double channels = 256 bytes per row. Fewer
 // vectors per row pay the per-entry overhead (index load, address, broadcast) more often; the
 // tile's buffers stay in L2 either way (measured in bench/RESULTS.md).
 constexpr int kVecs = 4;
 static_assert(kVecs * 64 == kRowBytes, "entry_bytes_ assume kRowBytes per tile row");
+static_assert(kRowBytes == detail::kDiffusionRowBytes, "the kernel's row layout");
 template <typename T>
 constexpr int kBlock = kVecs * 64 / static_cast<int>(sizeof(T));
 
@@ -434,60 +435,11 @@ constexpr double kTeamMinMultiplyAdds = 1 << 26;
 // whole recurrence runs out of one core's L2 (2 MiB on the benchmark machine).
 constexpr std::size_t kTileBytes = std::size_t{1} << 20;
 
-// One step of the recurrence on the rows [lo, hi) of the graphs [g0, g1), the buffers holding
-// the tile's rows from `base` on, kVecs vectors (256 bytes) per row:
-//   first step (prev == nullptr):  next = L~ cur,              yb += w * next
-//   later steps:                   prev = 2 L~ cur - prev,     yb += w * prev   (in place)
-// Row i of prev is read only by row i, so the update in place is safe. The operator's columns
-// come as byte offsets from the first row of the entry's graph (entry_bytes), so an entry costs
-// one index load, one broadcast and kVecs multiply-adds with a memory operand.
+// One step of the recurrence (detail::RecurrenceRowsFn, diffusion_kernels_impl.h) runs in the
+// active instruction-set target's copy, compiled in diffusion_isa.cpp.
 template <typename T>
-void recurrence_rows(const std::vector<Offset>& row_offsets,
-                     const Offset* __restrict entry_bytes,
-                     const T* __restrict values,
-                     const std::vector<Offset>& node_offsets,
-                     Index g0,
-                     Index g1,
-                     Index lo,
-                     Index hi,
-                     Index base,
-                     const Vec<T>* __restrict cur,
-                     Vec<T>* prev,
-                     Vec<T>* next,
-                     Vec<T>* __restrict yb,
-                     T w) {
-  using V = Vec<T>;
-  const Offset* __restrict rows = row_offsets.data();
-  for (Index b = g0; b < g1; ++b) {
-    const Index r0 = std::max<Index>(lo, static_cast<Index>(node_offsets[b]));
-    const Index r1 = std::min<Index>(hi, static_cast<Index>(node_offsets[b + 1]));
-    const char* graph = reinterpret_cast<const char*>(
-        cur + static_cast<std::size_t>(node_offsets[b] - base) * kVecs);
-    for (Index i = r0; i < r1; ++i) {
-      V acc[kVecs];
-      for (int q = 0; q < kVecs; ++q) acc[q] = V{};
-      for (Offset p = rows[i]; p < rows[i + 1]; ++p) {
-        const T v = values[p];
-        const V* src = reinterpret_cast<const V*>(graph + entry_bytes[p]);
-        for (int q = 0; q < kVecs; ++q) acc[q] += v * src[q];
-      }
-      V* y = yb + static_cast<std::size_t>(i - base) * kVecs;
-      if (prev == nullptr) {
-        V* out = next + static_cast<std::size_t>(i - base) * kVecs;
-        for (int q = 0; q < kVecs; ++q) {
-          out[q] = acc[q];
-          y[q] += w * acc[q];
-        }
-      } else {
-        V* out = prev + static_cast<std::size_t>(i - base) * kVecs;
-        for (int q = 0; q < kVecs; ++q) {
-          const V t = T(2) * acc[q] - out[q];
-          out[q] = t;
-          y[q] += w * t;
-        }
-      }
-    }
-  }
+T* as_scalars(Vec<T>* v) {
+  return v->lanes;
 }
 
 // w_k in the compute type, with values below the smallest normal number flushed to 0: the
@@ -530,7 +482,8 @@ struct Workspace {
 // every thread of a team with its share `part` of `parts` (then each step ends at a barrier, and
 // the workspace is shared).
 template <typename T>
-void run_task(const Task& task,
+void run_task(detail::RecurrenceRowsFn<T> recurrence_rows,
+              const Task& task,
               const CsrMatrix<double>& op,
               const Offset* entry_bytes,
               const T* values,
@@ -572,20 +525,20 @@ void run_task(const Task& task,
   const int order = static_cast<int>(weights.size()) - 1;
   if (order >= 1) {
     sync();
-    recurrence_rows<T>(op.row_offsets,
-                       entry_bytes,
-                       values,
-                       node_offsets,
-                       task.graph_begin,
-                       task.graph_end,
-                       lo,
-                       hi,
-                       task.row_begin,
-                       ws.x.data(),
-                       nullptr,
-                       ws.a.data(),
-                       ws.y.data(),
-                       compute_weight<T>(weights[1]));
+    recurrence_rows(op.row_offsets.data(),
+                    entry_bytes,
+                    values,
+                    node_offsets.data(),
+                    task.graph_begin,
+                    task.graph_end,
+                    lo,
+                    hi,
+                    task.row_begin,
+                    as_scalars<T>(ws.x.data()),
+                    nullptr,
+                    as_scalars<T>(ws.a.data()),
+                    as_scalars<T>(ws.y.data()),
+                    compute_weight<T>(weights[1]));
   }
   // T_{k-2} and T_{k-1}. X (= T_0) is last needed by step 2, which overwrites it with T_2 row by
   // row, so two buffers carry the whole recurrence.
@@ -593,20 +546,20 @@ void run_task(const Task& task,
   Vec<T>* cur = ws.a.data();
   for (int k = 2; k <= order; ++k) {
     sync();
-    recurrence_rows<T>(op.row_offsets,
-                       entry_bytes,
-                       values,
-                       node_offsets,
-                       task.graph_begin,
-                       task.graph_end,
-                       lo,
-                       hi,
-                       task.row_begin,
-                       cur,
-                       prev,
-                       nullptr,
-                       ws.y.data(),
-                       compute_weight<T>(weights[k]));
+    recurrence_rows(op.row_offsets.data(),
+                    entry_bytes,
+                    values,
+                    node_offsets.data(),
+                    task.graph_begin,
+                    task.graph_end,
+                    lo,
+                    hi,
+                    task.row_begin,
+                    as_scalars<T>(cur),
+                    as_scalars<T>(prev),
+                    nullptr,
+                    as_scalars<T>(ws.y.data()),
+                    compute_weight<T>(weights[k]));
     std::swap(prev, cur);
   }
   // Repad: write this part's rows of the channel block; padding rows of the task's graphs are
@@ -681,8 +634,11 @@ void HeatDiffusion::apply_impl(std::span<const T> x, Index channels, std::span<T
     g0 = g1;
   }
 
+  const detail::RecurrenceRowsFn<T> recurrence_rows =
+      detail::diffusion_kernels().recurrence_rows<T>();
   const auto run = [&](const Task& task, Workspace<T>& ws, int part, int parts) {
-    run_task<T>(task,
+    run_task<T>(recurrence_rows,
+                task,
                 op_,
                 entry_bytes_.data(),
                 values,

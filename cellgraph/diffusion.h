@@ -1,5 +1,5 @@
 // Batched heat diffusion over per-cell gene graphs: Y = exp(-beta L) X per graph, by a Chebyshev
-// expansion (DESIGN.md section 7).
+// expansion (docs/architecture.md section 1).
 //
 // L is the symmetric normalized Laplacian L = I - D^{-1/2} A D^{-1/2} of each graph (see
 // graph/laplacian.h): A the weighted adjacency (weights 1 when the graph is unweighted; parallel

@@ -1,5 +1,5 @@
 // Per-sample edge masks of a multi-edge-type gene graph from sets of perturbed genes
-// (DESIGN.md section 7).
+// (docs/architecture.md section 1).
 //
 // A gene graph has n genes and T edge types; type t is a list of E_t edges src[e] -> dst[e]
 // (directed or undirected, self loops allowed, parallel edges allowed; an undirected graph stored

@@ -1,5 +1,5 @@
 // Synthetic inputs of the sizes the graph-cell kernels meet in training pipelines, for benchmarks
-// and tests (DESIGN.md section 7, bench/RESULTS.md). Every generator is seeded (gw::Rng) and
+// and tests (bench/README.md, bench/RESULTS.md). Every generator is seeded (gw::Rng) and
 // reproducible.
 #pragma once
 

@@ -11,6 +11,8 @@ set(GW_HAS_OPENMP 1)
 
 if(GWALIGN_BUILD_TESTS)
   find_package(GTest REQUIRED)
+  # The CLI tests read the JSON the CLI prints with a real parser.
+  find_package(nlohmann_json 3 REQUIRED)
 endif()
 if(GWALIGN_BUILD_BENCH)
   find_package(benchmark QUIET)

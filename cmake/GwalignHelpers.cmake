@@ -2,14 +2,19 @@
 include(GNUInstallDirs)
 include(GoogleTest)
 
-# Warnings and architecture flags shared by every gwalign C++ target.
-function(gwalign_set_compile_options target)
+# Warnings shared by every gwalign C++ target.
+function(gwalign_set_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unknown-pragmas>)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # GCC 12 reports false "may be used uninitialized" inside Eigen's AVX-512 intrinsics.
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-maybe-uninitialized>)
   endif()
+endfunction()
+
+# Warnings and architecture flags shared by every gwalign C++ target.
+function(gwalign_set_compile_options target)
+  gwalign_set_warnings(${target})
   if(GWALIGN_NATIVE)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
   endif()
@@ -43,6 +48,39 @@ function(gwalign_add_module)
     PATTERN "cuda" EXCLUDE
     PATTERN "*_reference.h" EXCLUDE
     PATTERN "*_impl.h" EXCLUDE)
+endfunction()
+
+# gwalign_add_isa_kernels(<folder> SOURCES ... [DEPS ...])
+#
+# Compiles the kernel files SOURCES (named *_isa.cpp) once per run-time target of
+# GWALIGN_ISA_TARGETS, with that target's -march flags, GW_ISA_NS=isa_<target> and Eigen renamed to
+# gw_isa_<target>_eigen (core/isa_dispatch_impl.h says why), into the module gwalign_<folder>.
+# DEPS give include directories and compile flags (Eigen3::Eigen, OpenMP::OpenMP_CXX).
+function(gwalign_add_isa_kernels module)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  gwalign_add_isa_kernels_to(gwalign_${module} SOURCES ${ARG_SOURCES} DEPS ${ARG_DEPS})
+endfunction()
+
+# The same for any target (e.g. an executable): gwalign_add_isa_kernels_to(<target> SOURCES ...).
+function(gwalign_add_isa_kernels_to target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  foreach(isa IN LISTS GWALIGN_ISA_TARGETS)
+    set(objects ${target}_isa_${isa})
+    add_library(${objects} OBJECT ${ARG_SOURCES})
+    set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    target_compile_features(${objects} PRIVATE cxx_std_20)
+    target_include_directories(${objects} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+    target_link_libraries(${objects} PRIVATE ${ARG_DEPS})
+    gwalign_set_warnings(${objects})
+    if(GW_ISA_MULTI_TARGET)
+      target_compile_options(${objects} PRIVATE ${GWALIGN_ISA_FLAGS_${isa}})
+    elseif(GWALIGN_NATIVE)
+      target_compile_options(${objects} PRIVATE -march=native)
+    endif()
+    target_compile_definitions(${objects} PRIVATE GW_ISA_NS=isa_${isa} Eigen=gw_isa_${isa}_eigen)
+    target_sources(${target} PRIVATE $<TARGET_OBJECTS:${objects}>)
+    set_property(GLOBAL APPEND PROPERTY GWALIGN_ISA_OBJECT_LIBRARIES ${objects})
+  endforeach()
 endfunction()
 
 # gwalign_add_cuda_library(NAME <name> SOURCES ... [DEPS ...])

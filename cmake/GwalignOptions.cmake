@@ -3,7 +3,41 @@
 option(GWALIGN_BUILD_TESTS "Build the GoogleTest suites" ON)
 option(GWALIGN_BUILD_BENCH "Build the Google Benchmark kernels (needs benchmark)" ON)
 option(GWALIGN_BUILD_TOOLS "Build the gwalign command-line tool" ON)
-option(GWALIGN_NATIVE "Compile for the build machine's CPU (-march=native)" OFF)
+# libFuzzer binaries fuzz_<target> (tests/fuzz/); clang only, see scripts/fuzz.sh.
+option(GWALIGN_BUILD_FUZZERS "Build the libFuzzer harnesses (clang)" OFF)
+if(GWALIGN_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "GWALIGN_BUILD_FUZZERS needs clang (libFuzzer); configure with "
+                      "CMAKE_CXX_COMPILER=clang++-14, or use scripts/fuzz.sh")
+endif()
+option(GWALIGN_NATIVE "Compile the non-kernel code for the build machine's CPU (-march=native); \
+the hot kernels are compiled per target and dispatched at run time either way" OFF)
+option(GWALIGN_DISPATCH "Compile the hot kernels for x86-64-v2, v3 and v4 and pick one at run time" ON)
+
+# Run-time dispatch (core/isa.h): on x86-64 with a compiler that knows the x86-64 levels, each
+# *_isa.cpp kernel file is compiled three times; elsewhere once, with the build's own flags.
+if(GWALIGN_NATIVE)
+  set(GW_NATIVE_BUILD 1)
+else()
+  set(GW_NATIVE_BUILD 0)
+endif()
+set(GW_ISA_MULTI_TARGET 0)
+set(GWALIGN_ISA_TARGETS baseline)
+set(GWALIGN_ISA_FLAGS_baseline "")
+if(GWALIGN_DISPATCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag("-march=x86-64-v4" GWALIGN_COMPILER_HAS_X86_64_LEVELS)
+  if(GWALIGN_COMPILER_HAS_X86_64_LEVELS)
+    set(GW_ISA_MULTI_TARGET 1)
+    set(GWALIGN_ISA_TARGETS baseline avx2 avx512)
+    set(GWALIGN_ISA_FLAGS_baseline -march=x86-64-v2 -mtune=generic)
+    set(GWALIGN_ISA_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)
+    # 512-bit vectors pay in the exp-heavy streaming loops (GCC's generic tuning prefers 256 bits).
+    set(GWALIGN_ISA_FLAGS_avx512 -march=x86-64-v4 -mtune=generic -mprefer-vector-width=512)
+  else()
+    message(STATUS "gwalign: ${CMAKE_CXX_COMPILER_ID} does not accept -march=x86-64-v4; "
+                   "the kernels are compiled once, for the build's target")
+  endif()
+endif()
 
 # CUDA: on by default when nvcc is found. Device code lives in private libraries; public headers
 # never include CUDA headers, so a consumer of an installed CUDA build needs no nvcc.

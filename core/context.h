@@ -1,5 +1,6 @@
-// Execution context: how many CPU threads, which backend and device, and the floating-point
-// environment of worker threads.
+// Execution context: how many CPU threads, whether a backend and device are usable, and the
+// floating-point environment of worker threads. (The thread count, backend and device of a solve
+// are fields of gw::Options.)
 //
 // Thread-safety: the free functions query process-wide state and are safe to call from any thread.
 // ScopedThreads changes the OpenMP thread count of the calling thread's parallel regions and
@@ -9,15 +10,6 @@
 #include "core/types.h"
 
 namespace gw {
-
-struct Context {
-  // CPU worker threads; 0 means all available (see available_threads()).
-  int threads = 0;
-  // Backend for kernels that have several. kCuda needs a CUDA build and a visible device.
-  Backend backend = Backend::kCpu;
-  // CUDA device ordinal when backend == kCuda.
-  int device = 0;
-};
 
 // Number of threads OpenMP would use for a parallel region right now (1 without OpenMP).
 int available_threads();

@@ -2,7 +2,7 @@
 //
 // The sampled GW loop asks, every iteration, for D = dist(all nodes, anchors) with a fresh set of
 // M anchors (M = 50..100) on each side. Providers answer that question in different ways
-// (DESIGN.md section 3):
+// (docs/architecture.md section 1):
 //   precomputed  all-pairs shortest paths once (O(n^2) float32 memory), then row lookups;
 //                or a user-given dense distance matrix
 //   dijkstra     Dijkstra from each requested anchor, with a bounded cache of distance rows
@@ -88,6 +88,10 @@ class DistanceProvider {
 
   // Counters since construction.
   virtual DistanceStats stats() const { return {}; }
+
+  // True when the provider holds the full n x n matrix in memory, so that reading every row is a
+  // copy rather than n shortest-path runs (the solver then computes the exact GW loss).
+  virtual bool holds_full_matrix() const { return false; }
 };
 
 // How the solver builds a provider from a graph.
@@ -98,7 +102,7 @@ std::string_view to_string(DistanceMode mode);
 // Inverse of to_string; std::nullopt for an unknown name.
 std::optional<DistanceMode> distance_mode_from_string(std::string_view name);
 
-// Post-processing shared by every provider's output (DESIGN.md section 3): every +inf entry of
+// Post-processing shared by every provider's output (docs/architecture.md): every +inf entry of
 // the block becomes 1.5 x the largest finite entry; then, if `normalize`, the block is divided by
 // its maximum so the largest entry is 1 (a block whose maximum is 0 is left as is). A block with
 // no finite positive entry has its infinities set to 1. Returns the divisor used (1 when not

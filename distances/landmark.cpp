@@ -1,7 +1,5 @@
 #include "distances/landmark.h"
 
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +8,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "distances/landmark_kernels_impl.h"
 #include "distances/provider_util_impl.h"
 #include "distances/shortest_paths_impl.h"
 #include "graph/components.h"
@@ -176,8 +175,6 @@ constexpr Index kBlock = 256;
 // (d / 2) 2^-24 / kRefineRatio (1e-4 for d = 50, typically 100x less). Near pairs are few:
 // the refinement costs ~1% of a request on kNN graphs.
 constexpr float kRefineRatio = 1.0f / 64.0f;
-
-using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 }  // namespace
 
 void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<float> out) const {
@@ -187,15 +184,29 @@ void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<fl
   if (m == 0) return;
   const std::size_t d = static_cast<std::size_t>(d_);
 
-  RowMajorMatrix y(m, d_);
+  std::vector<float> y(static_cast<std::size_t>(m) * d);
   std::vector<float> y_sq(m);
   std::vector<Index> anchor_class(m, 0);
   for (Index k = 0; k < m; ++k) {
     const Index a = anchors[k];
-    std::copy_n(centred_.data() + a * d, d, y.row(k).data());
+    std::copy_n(centred_.data() + a * d, d, y.data() + k * d);
     y_sq[k] = sq_norms_[a];
     if (!classes_.empty()) anchor_class[k] = classes_[a];
   }
+  const detail::LandmarkRequest request{centred_.data(),
+                                        coordinates_.data(),
+                                        sq_norms_.data(),
+                                        classes_.empty() ? nullptr : classes_.data(),
+                                        y.data(),
+                                        y_sq.data(),
+                                        anchors.data(),
+                                        anchor_class.data(),
+                                        m,
+                                        d_,
+                                        kRefineRatio};
+  // The tile GEMM and its epilogue run in the active instruction-set target's copy
+  // (landmark_isa.cpp).
+  const detail::LandmarkBlockFn block = detail::landmark_kernels().block;
 
   const Index num_blocks = (n_ + kBlock - 1) / kBlock;
   const int threads = resolve_threads(threads_);
@@ -204,48 +215,10 @@ void LandmarkProvider::distances_to(std::span<const Index> anchors, std::span<fl
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 2)
   for (Index b = 0; b < num_blocks; ++b) {
     const Index begin = b * kBlock;
-    const Index rows = std::min(kBlock, n_ - begin);
-    Eigen::Map<const RowMajorMatrix> x(centred_.data() + begin * d, rows, d_);
-    Eigen::Map<RowMajorMatrix> tile(out.data() + static_cast<std::size_t>(begin) * m, rows, m);
-    tile.noalias() = x * y.transpose();
-
-    for (Index r = 0; r < rows; ++r) {
-      const Index i = begin + r;
-      float* o = tile.data() + static_cast<std::size_t>(r) * m;
-      const float x_sq = sq_norms_[i];
-      // Branch-free loops (an int OR, a select): GCC vectorizes them; `||` and std::max under
-      // `omp simd` it does not.
-      int refine = 0;
-      for (Index k = 0; k < m; ++k) {
-        const float sq = x_sq + y_sq[k] - 2.0f * o[k];
-        refine |= sq < kRefineRatio * (x_sq + y_sq[k]) ? 1 : 0;
-        o[k] = sq;
-      }
-      if (refine != 0) {
-        const float* xi = coordinates_.data() + i * d;
-        for (Index k = 0; k < m; ++k) {
-          if (!(o[k] < kRefineRatio * (x_sq + y_sq[k]))) continue;
-          // Both +inf at a landmark: same class, that landmark contributes nothing.
-          const float* xa = coordinates_.data() + static_cast<std::size_t>(anchors[k]) * d;
-          float sq = 0.0f;
-          for (std::size_t l = 0; l < d; ++l) {
-            const float diff = xi[l] == xa[l] ? 0.0f : xi[l] - xa[l];
-            sq += diff * diff;
-          }
-          o[k] = sq;
-        }
-      }
-      for (Index k = 0; k < m; ++k) {
-        const float sq = o[k];
-        o[k] = std::sqrt(sq > 0.0f ? sq : 0.0f);
-      }
-      if (!classes_.empty()) {
-        const Index c = classes_[i];
-        for (Index k = 0; k < m; ++k) {
-          if (anchor_class[k] != c) o[k] = kInf;
-        }
-      }
-    }
+    block(request,
+          begin,
+          std::min(kBlock, n_ - begin),
+          out.data() + static_cast<std::size_t>(begin) * m);
   }
 }
 

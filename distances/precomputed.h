@@ -51,6 +51,7 @@ class PrecomputedProvider final : public DistanceProvider {
   void distances_to(std::span<const Index> anchors, std::span<float> out) const override;
   std::size_t memory_bytes() const override { return matrix_.size() * sizeof(float); }
   DistanceStats stats() const override { return counters_.snapshot(); }
+  bool holds_full_matrix() const override { return true; }
 
   // The full matrix, n x n row-major (for exact GW losses and tests). Valid while *this lives.
   std::span<const float> matrix() const { return matrix_; }

@@ -116,7 +116,8 @@ CsrGraph build_csr(Index num_nodes, const EdgeListView& edges, const BuildOption
   };
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
-    Offset* count = &cursor[static_cast<std::size_t>(c) * n];
+    // data() + offset: with no nodes `cursor` is empty, and indexing it would be undefined.
+    Offset* count = cursor.data() + static_cast<std::size_t>(c) * n;
     const auto [begin, end] = chunk_range(c);
     for (Offset e = begin; e < end; ++e) {
       const Index u = edges.src[e];
@@ -146,7 +147,7 @@ CsrGraph build_csr(Index num_nodes, const EdgeListView& edges, const BuildOption
   std::vector<Entry> entries(total);
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
-    Offset* next = &cursor[static_cast<std::size_t>(c) * n];
+    Offset* next = cursor.data() + static_cast<std::size_t>(c) * n;
     const auto [begin, end] = chunk_range(c);
     for (Offset e = begin; e < end; ++e) {
       const Index u = edges.src[e];
@@ -174,7 +175,9 @@ CsrGraph build_csr(Index num_nodes, const EdgeListView& edges, const BuildOption
     for (Index i = 0; i < num_nodes; ++i) {
       const Offset begin = offsets[i];
       const Offset length = offsets[i + 1] - begin;
-      const Entry* row = &entries[begin];
+      // data() + begin, not &entries[begin]: with no edges at all `entries` is empty and indexing
+      // it is undefined (found by the graph fuzz harness).
+      const Entry* row = entries.data() + begin;
       bool sorted = true;
       for (Offset p = 1; p < length; ++p) sorted = sorted && row[p - 1].col < row[p].col;
       if (sorted) {  // strictly increasing: nothing to sort or merge

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 
@@ -153,6 +154,7 @@ Matrix<T> read_matrix(const std::string& default_file, std::string_view spec) {
 // H5adReader
 
 H5adReader::H5adReader(const std::string& path) : file_(path) {}
+H5adReader::H5adReader(Reader file) : file_(std::move(file)) {}
 
 bool H5adReader::is_anndata() const {
   if (string_attribute_or(file_, "/", "encoding-type", "") == "anndata") return true;

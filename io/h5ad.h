@@ -80,6 +80,8 @@ struct H5adEntry {
 class H5adReader {
  public:
   explicit H5adReader(const std::string& path);
+  // Over an already open file (e.g. Reader::from_image).
+  explicit H5adReader(Reader file);
 
   const Reader& file() const { return file_; }
   const std::string& path() const { return file_.path(); }

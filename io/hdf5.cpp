@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <type_traits>
 
@@ -769,6 +770,34 @@ Reader::Reader(const std::string& path) {
   impl_->file = std::move(file);
 }
 
+Reader Reader::from_image(std::span<const std::byte> bytes, const std::string& name) {
+  Hdf5Lock lock;
+  // The HDF5 signature is 8 bytes; anything shorter cannot be a file, and H5Pset_file_image
+  // rejects an empty image.
+  constexpr std::size_t kSignatureBytes = 8;
+  if (bytes.size() < kSignatureBytes) {
+    GW_THROW(ErrorCode::kBadData,
+             "'" << name << "' is not an HDF5 file (" << bytes.size() << " bytes)");
+  }
+  Handle fapl = detail::plist_handle(H5Pcreate(H5P_FILE_ACCESS));
+  // Core (in-memory) driver without a backing store; HDF5 copies the image into its own buffer.
+  constexpr std::size_t kCoreIncrement = 1 << 16;
+  GW_CHECK_CODE(H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0) >= 0 &&
+                    H5Pset_file_image(fapl.get(), const_cast<std::byte*>(bytes.data()),
+                                      bytes.size()) >= 0,
+                ErrorCode::kIo,
+                "cannot set up an in-memory HDF5 image for '" << name << "'");
+  H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+  Handle file = detail::file_handle(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  GW_CHECK_CODE(file.valid(),
+                ErrorCode::kBadData,
+                "'" << name << "' is not a readable HDF5 file (corrupt or not HDF5)");
+  auto impl = std::make_unique<Impl>();
+  impl->path = name;
+  impl->file = std::move(file);
+  return Reader(std::move(impl));
+}
+
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Reader::~Reader() {
@@ -1004,11 +1033,30 @@ DType Reader::attribute_dtype(std::string_view object, std::string_view name) co
 
 std::vector<ObjectInfo> Reader::describe(std::string_view group) const {
   Hdf5Lock lock;
-  // Depth bound: HDF5 allows hard-link cycles (a group linked into itself).
+  // HDF5 allows hard-link cycles (a group linked into itself) and one group under several names.
+  // Each group object is descended into once (the first path that reaches it), so the walk is
+  // linear in the number of links: a depth bound alone still let a group linked twice into
+  // itself list 2^depth paths (found by the h5ad fuzz harness). The depth bound stays as a guard
+  // for the recursion.
   constexpr int kMaxDepth = 32;
   std::vector<ObjectInfo> out;
+  // An object's identity: its file number and header address (a token from HDF5 1.12 on).
+  std::set<std::pair<unsigned long, std::string>> descended;
+  auto first_visit = [&](hid_t group) {
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t info;
+    if (H5Oget_info3(group, &info, H5O_INFO_BASIC) < 0) return false;
+    const std::string where(reinterpret_cast<const char*>(&info.token), sizeof(info.token));
+#else
+    H5O_info_t info;
+    if (H5Oget_info2(group, &info, H5O_INFO_BASIC) < 0) return false;
+    const std::string where(reinterpret_cast<const char*>(&info.addr), sizeof(info.addr));
+#endif
+    return descended.emplace(info.fileno, where).second;
+  };
   std::function<void(const std::string&, int)> visit = [&](const std::string& path, int depth) {
     Handle handle = impl_->open(path, ObjectKind::kGroup);
+    if (!first_visit(handle.get())) return;
     for (const std::string& name : impl_->children(handle.get())) {
       const std::string child = (path == "/" ? "" : path) + "/" + name;
       if (impl_->kind(child) == ObjectKind::kNone) continue;

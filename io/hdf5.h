@@ -132,6 +132,12 @@ struct ObjectInfo {
 class Reader {
  public:
   explicit Reader(const std::string& path);
+  // Opens an HDF5 file held in memory (the bytes of a whole .h5 / .h5ad file), read-only, without
+  // touching the file system: HDF5's core driver reads from a private copy of `bytes`, so the
+  // caller's buffer need not outlive the call. `name` stands in for the file name in messages.
+  // kBadData when the bytes are not an HDF5 file. Used by the fuzz harnesses (tests/fuzz/) and by
+  // callers that receive a file's bytes rather than a path.
+  static Reader from_image(std::span<const std::byte> bytes, const std::string& name);
   ~Reader();
   Reader(Reader&&) noexcept;
   Reader& operator=(Reader&&) noexcept;

@@ -1,4 +1,4 @@
-// Anchor-pair sampling from a transport plan that lives on a CUDA device (DESIGN.md section 4).
+// Anchor-pair sampling from a transport plan that lives on a CUDA device (docs/architecture.md).
 //
 // The same draws as sample_anchor_pairs() (sampling.h) for the same uniforms: a row i by the row
 // masses (binary search of u_s * total in the cumulative row masses), then a column of row i by

@@ -1,4 +1,4 @@
-// Anchor-pair sampling from a transport plan (DESIGN.md section 4).
+// Anchor-pair sampling from a transport plan (docs/architecture.md section 1).
 //
 // The sampled GW loop draws M pairs (i, j) with probability proportional to the current plan T:
 // a row i by the row masses r_i = sum_j T_ij, then a column j of that row by T_ij / r_i. Draws are

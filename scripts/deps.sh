@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gwalign needs, only those missing. Sourced by the other scripts.
+# clang 14 with its sanitizer/libFuzzer runtimes and LLVM's OpenMP (libomp, Archer) serve the
+# ThreadSanitizer and fuzzing stages of scripts/test.sh (scripts/sanitize.sh, scripts/fuzz.sh).
 # Runs apt-get as root, or through sudo when not root.
 gwalign_install_deps() {
   local packages=(
     cmake g++ ninja-build pkg-config
     libeigen3-dev libboost-graph-dev libhdf5-dev hdf5-tools libcxxopts-dev
-    libgtest-dev libgmock-dev libbenchmark-dev
+    libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
     python3-anndata python3-h5py python3-numpy python3-scipy python3-sklearn python3-pot
     python3-networkx python3-tables
+    clang-14 libclang-rt-14-dev libomp-14-dev
   )
   local missing=()
   for p in "${packages[@]}"; do

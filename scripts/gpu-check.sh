@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU check, one command on a machine with an NVIDIA GPU (H100/H200 class):
-#   1. configures a CUDA build in build-gpu (sm_90, -march=native, Release) and builds it;
+#   1. configures a CUDA build in build-gpu (sm_90, Release, the default portable CPU build) and builds it;
 #   2. runs the GPU test suites: ctest -L gpu --output-on-failure;
 #   3. runs the GPU benchmarks listed in GPU_BENCHES below (each prints one JSON object);
 #   4. prints a short table last: the numbers to copy into bench/RESULTS.md.
@@ -62,7 +62,7 @@ log "configure $BUILD"
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 if ! cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DGWALIGN_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DGWALIGN_NATIVE=ON; then
+    -DGWALIGN_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"; then
   echo "configure failed"
   exit 1
 fi

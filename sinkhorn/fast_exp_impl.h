@@ -33,7 +33,11 @@
 #include <immintrin.h>
 #endif
 
+// Everything here has internal linkage (an unnamed namespace): the kernel files compiled once per
+// instruction-set target (*_isa.cpp, core/isa_dispatch_impl.h) each keep their own copy, so the
+// linker can never hand an AVX-512 copy of these functions to a baseline caller.
 namespace gw::detail {
+namespace {
 
 #if defined(__FMA__) || defined(__CUDA_ARCH__)
 #define GW_SINKHORN_FMA(a, b, c) std::fma((a), (b), (c))
@@ -302,4 +306,5 @@ double exp2_row(const CostT* __restrict c,
 #endif
 }
 
+}  // namespace
 }  // namespace gw::detail

@@ -1,4 +1,4 @@
-// Entropic optimal transport by log-domain Sinkhorn iterations (DESIGN.md section 5).
+// Entropic optimal transport by log-domain Sinkhorn iterations (docs/architecture.md section 1).
 //
 // Problem: given a cost C (n x k), marginals a (n) and b (k) and a regularization epsilon > 0,
 // find potentials f (n) and g (k) such that the plan
@@ -50,8 +50,9 @@ inline constexpr double kZeroMassPotential = -1e30;
 // the data; the memory must stay valid while a call that received the view runs. The pointer may
 // be host or device memory depending on the function it is given to (each function says which).
 //
-// The cost enters the kernels only through this view, so that a later factored cost (DESIGN.md
-// section 6, "Looking ahead") can replace the dense row load without touching the solvers.
+// The cost enters the kernels only through this view, so that a later factored cost (the GW cost
+// has rank M + 2, so a row can be formed from D_X and D_Y without storing Lambda) can replace the
+// dense row load without touching the solvers.
 class CostView {
  public:
   CostView() = default;

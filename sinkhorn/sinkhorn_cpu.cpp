@@ -27,6 +27,10 @@
 // Exponents are formed in base 2 (2^(u log2 e + ...) with the column copies wt = v log2 e), so
 // that the AVX-512 kernel can take 2^n with vscalef (detail::exp2_row).
 //
+// The per-row loops (row exponential, column accumulation, exact fallback, plan output and blend)
+// are compiled once per instruction-set target in sinkhorn_isa.cpp and reached through the table
+// of the target active when a call starts (core/isa.h); this file owns threads, memory and errors.
+//
 // Precision: in kF32 the exponent is formed in float from float copies of u and v (ut2, wt);
 // everything that depends on a single row or column (u_i, log s_i, the updates, the residual) is
 // kept in double, and the row scale exp(u_i - ut2_i ln 2) carries the rounding of u_i exactly. Sums
@@ -49,16 +53,15 @@
 
 #include "core/context.h"
 #include "core/error.h"
-#include "sinkhorn/fast_exp_impl.h"
 #include "sinkhorn/sinkhorn.h"
 #include "sinkhorn/sinkhorn_common_impl.h"
+#include "sinkhorn/sinkhorn_kernels_impl.h"
 
 namespace gw {
 namespace {
 
-using detail::exp2_row;
-using detail::fast_exp;
 using detail::kInf;
+using detail::SinkhornKernels;
 
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
@@ -66,8 +69,8 @@ constexpr double kLn2 = 0.6931471805599453;
 constexpr double kSumLo = 1e-20;
 constexpr double kSumHi = 1e30;
 constexpr double kScaleHi = 1e4;
-// Column sums run in float over this many rows before they are added into double (row sums: see
-// detail::kExp2RowBlock); short enough that float rounding stays ~1e-6 relative.
+// Column sums run in float over this many rows before they are added into double (row sums run in
+// float over blocks of 1024 entries); short enough that float rounding stays ~1e-6 relative.
 constexpr int kFlushRows = 32;
 // A thread gets at least this many cost entries per pass (~30 us of work): below that, fork/join
 // and barrier costs dominate, and on a busy machine a descheduled thread stalls every barrier.
@@ -130,8 +133,8 @@ class ExceptionCollector {
   std::atomic<bool> failed_{false};
 };
 
-// Where the solver gets cost rows from. Dense today; a factored cost (DESIGN.md section 6,
-// "Looking ahead") would produce the row into a buffer here instead.
+// Where the solver gets cost rows from. Dense today; a factored cost (Lambda has rank M + 2, see
+// CostView in sinkhorn.h) would produce the row into a buffer here instead.
 template <typename CostT>
 struct DenseRows {
   const CostT* data;
@@ -174,7 +177,11 @@ class FusedSinkhorn {
         log_b_(k_),
         flagged_column_(k_),
         wt_(k_),
-        wt_next_(k_) {
+        wt_next_(k_),
+        exp2_row_(detail::sinkhorn_kernels().exp2_row<CostT, T>()),
+        exact_row_lse_(detail::sinkhorn_kernels().exact_row_lse<CostT, T>()),
+        scaled_add_(detail::sinkhorn_kernels().scaled_add<T>()),
+        flush_(detail::sinkhorn_kernels().flush<T>()) {
     for (Index i = 0; i < n_; ++i) log_a_[i] = a_[i] > 0.0 ? std::log(a_[i]) : -kInf;
     for (Index j = 0; j < k_; ++j) log_b_[j] = b_[j] > 0.0 ? std::log(b_[j]) : -kInf;
     scratch_.reserve(threads_);
@@ -271,7 +278,7 @@ class FusedSinkhorn {
     // E_ij = 2^(ut2 + wt_j - C_ij log2(e) / eps) = exp(u_i + v_j - C_ij / eps) up to the rounding
     // of ut2 (carried exactly by the row scale below) and of wt (the solver's v is wt * ln 2).
     const T ut2 = static_cast<T>(u * kLog2e);
-    const double sum = exp2_row(crow, wt_.data(), ut2, cost_scale_, k_, s.row.data());
+    const double sum = exp2_row_(crow, wt_.data(), ut2, cost_scale_, k_, s.row.data());
     const bool fast = sum >= kSumLo && sum <= kSumHi;
     // LSE_j(v_j - C_ij / eps) with v_j = wt_j ln 2, in double.
     const double lse =
@@ -302,56 +309,31 @@ class FusedSinkhorn {
       // Recompute P_ij = exp(u'_i + v_j - C_ij / eps) directly (see the file comment).
       const T unt2 = static_cast<T>(u_new * kLog2e);
       const T correction = static_cast<T>(std::exp(u_new - static_cast<double>(unt2) * kLn2));
-      exp2_row(crow, wt_.data(), unt2, cost_scale_, k_, p);
+      exp2_row_(crow, wt_.data(), unt2, cost_scale_, k_, p);
       accumulate(s, p, correction);
     }
     return residual;
   }
 
-  void accumulate(Scratch& s, const T* __restrict p, T scale) {
-    T* __restrict acc = s.col_block.data();
-#pragma omp simd
-    for (Index j = 0; j < k_; ++j) acc[j] = GW_SINKHORN_FMA(p[j], scale, acc[j]);
+  void accumulate(Scratch& s, const T* p, T scale) {
+    scaled_add_(p, scale, k_, s.col_block.data());
     if (++s.rows_in_block == kFlushRows) flush(s);
   }
 
   void flush(Scratch& s) {
     if (s.rows_in_block == 0) return;
-    T* __restrict acc = s.col_block.data();
-    double* __restrict sum = s.col_sum.data();
-#pragma omp simd
-    for (Index j = 0; j < k_; ++j) {
-      sum[j] += static_cast<double>(acc[j]);
-      acc[j] = 0;
-    }
+    flush_(s.col_block.data(), s.col_sum.data(), k_);
     s.rows_in_block = 0;
   }
 
   // log sum_j exp(v_j - C_ij / eps) in double with a max shift, v_j = wt_j ln 2. Columns with
   // wt_j = -inf (zero mass) are skipped. Throws kBadData on a NaN or -inf cost entry.
-  double exact_row_lse(const CostT* __restrict crow, Index i) const {
-    const T* __restrict wt = wt_.data();
-    const double inv_eps = inv_eps_;
-    double max = -kInf;
+  double exact_row_lse(const CostT* crow, Index i) const {
     int bad = 0;
-#pragma omp simd reduction(max : max) reduction(| : bad)
-    for (Index j = 0; j < k_; ++j) {
-      const double v = static_cast<double>(wt[j]) * kLn2;
-      const double y = v == -kInf ? -kInf : v - static_cast<double>(crow[j]) * inv_eps;
-      bad |= (y != y || y == kInf) ? 1 : 0;
-      max = y > max ? y : max;
-    }
+    const double lse = exact_row_lse_(crow, wt_.data(), inv_eps_, k_, &bad);
     GW_CHECK_CODE(
         bad == 0, ErrorCode::kBadData, "sinkhorn: the cost has a NaN or -inf entry in row " << i);
-    if (max == -kInf) return max;
-    double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-    for (Index j = 0; j < k_; ++j) {
-      const double v = static_cast<double>(wt[j]) * kLn2;
-      const double y = v == -kInf ? -kInf : v - static_cast<double>(crow[j]) * inv_eps;
-      sum += fast_exp(y - max);
-    }
-    return max + std::log(sum);
+    return lse;
   }
 
   // Column j's update from its sum over the plan after the row update (that plan used u' and
@@ -443,6 +425,11 @@ class FusedSinkhorn {
   AlignedArray<T> wt_next_;
   std::vector<Scratch> scratch_;
   std::vector<Index> flagged_;
+  // The active target's row loops, fixed for the whole solve.
+  detail::Exp2RowFn<CostT, T> exp2_row_;
+  detail::ExactRowLseFn<CostT, T> exact_row_lse_;
+  detail::ScaledAddFn<T> scaled_add_;
+  detail::FlushFn<T> flush_;
 };
 
 template <typename CostT, typename T>
@@ -472,6 +459,9 @@ void plan_rows(const CostView& cost,
   AlignedArray<T> wt(k);
   for (Index j = 0; j < k; ++j) wt[j] = static_cast<T>(detail::to_scaled(g[j], epsilon) * kLog2e);
   const T cost_scale = static_cast<T>(-kLog2e / epsilon);
+  const SinkhornKernels& kernels = detail::sinkhorn_kernels();
+  const auto exp2_row = kernels.exp2_row<CostT, T>();
+  const auto scale_store = kernels.scale_store<T, OutT>();
 #pragma omp parallel num_threads(threads)
   {
     AlignedArray<T> row(k);
@@ -488,9 +478,7 @@ void plan_rows(const CostView& cost,
       const T ut2 = static_cast<T>(u * kLog2e);
       const T correction = static_cast<T>(std::exp(u - static_cast<double>(ut2) * kLn2));
       exp2_row(rows.row(i), wt.data(), ut2, cost_scale, k, row.data());
-      const T* __restrict r = row.data();
-#pragma omp simd
-      for (Index j = 0; j < k; ++j) o[j] = static_cast<OutT>(r[j] * correction);
+      scale_store(row.data(), correction, k, o);
     }
   }
 }
@@ -517,13 +505,16 @@ void plan_momentum_rows(const CostView& cost,
   const T cost_scale = static_cast<T>(-kLog2e / epsilon);
   const PlanT keep = static_cast<PlanT>(1.0 - alpha);
   const PlanT take = static_cast<PlanT>(alpha);
+  const SinkhornKernels& kernels = detail::sinkhorn_kernels();
+  const auto exp2_row = kernels.exp2_row<CostT, T>();
+  const auto blend_row = kernels.blend_row<CostT, T, PlanT>();
 #pragma omp parallel num_threads(threads)
   {
     AlignedArray<T> row(k);
 #pragma omp for schedule(static)
     for (Index i = 0; i < plan_rows_count; ++i) {
-      PlanT* __restrict p = plan + static_cast<Offset>(i) * plan_stride;
-      const CostT* __restrict c = rows.row(i);
+      PlanT* p = plan + static_cast<Offset>(i) * plan_stride;
+      const CostT* c = rows.row(i);
       const double u = detail::to_scaled(f[i], epsilon);
       T correction = T(0);
       if (u != -kInf) {
@@ -533,18 +524,7 @@ void plan_momentum_rows(const CostView& cost,
       } else {
         std::fill(row.data(), row.data() + k, T(0));
       }
-      const T* __restrict r = row.data();
-      double change = 0.0, weighted = 0.0, mass = 0.0;
-#pragma omp simd reduction(+ : change, weighted, mass)
-      for (Index j = 0; j < plan_cols; ++j) {
-        const PlanT blended = keep * p[j] + take * static_cast<PlanT>(r[j] * correction);
-        const double delta = static_cast<double>(blended) - static_cast<double>(p[j]);
-        change += delta * delta;
-        weighted += static_cast<double>(c[j]) * static_cast<double>(blended);
-        mass += static_cast<double>(blended);
-        p[j] = blended;
-      }
-      stats[i] = {change, weighted, mass};
+      stats[i] = blend_row(row.data(), correction, c, keep, take, plan_cols, p);
     }
   }
 }

@@ -1,9 +1,10 @@
-// The sampled GW loop on the CPU (DESIGN.md section 6).
+// The sampled GW loop on the CPU (docs/architecture.md section 2).
 //
 // Work per iteration, n x k real block, M anchors:
 //   sampling   O(n + M k) reads of the plan (row masses come from the previous blend pass)
 //   distances  provider queries, O((n + k) M) output
-//   cost       one GEMM of 2 n k (M + 2) flops (Eigen, multithreaded) writing Lambda with its
+//   cost       one GEMM of 2 n k (M + 2) flops (Eigen, multithreaded, compiled per instruction-set
+//              target in gw_cost_isa.cpp) writing Lambda with its
 //              row/column terms folded in; one more pass only for the EMA / fused blends
 //   sinkhorn   (inner iterations + 1) reads of Lambda
 //   plan       one pass: T <- (1 - alpha) T + alpha T_new, with T_new computed from the potentials
@@ -12,8 +13,6 @@
 //              is independent of the thread count)
 // Buffers (Real = float32 in mixed precision): Lambda (n+1)(k+1) and T n k, plus an EMA copy of
 // Lambda when lambda_ema > 0.
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,15 +22,13 @@
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "sinkhorn/sinkhorn.h"
+#include "solver/gw_cost_kernels_impl.h"
 #include "solver/loop_driver_impl.h"
 #include "solver/solver_impl.h"
 
 namespace gw::detail {
 
 namespace {
-
-template <typename Real>
-using RowMatrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 template <typename Real>
 class CpuLoop {
@@ -200,11 +197,9 @@ class CpuLoop {
       out[m] = Real(1);
       out[m + 1] = norm / static_cast<Real>(m);
     }
-    const Eigen::Map<const RowMatrix<Real>> left(left_.data(), n_, m + 2);
-    const Eigen::Map<const RowMatrix<Real>> right(right_.data(), k_, m + 2);
-    Eigen::Map<RowMatrix<Real>, 0, Eigen::OuterStride<>> lambda(
-        lambda_.data(), n_, k_, Eigen::OuterStride<>(cols_));
-    lambda.noalias() = left * right.transpose();
+    // The GEMM runs in the active instruction-set target's copy (gw_cost_isa.cpp).
+    gw_cost_kernels().gemm_abt<Real>()(
+        left_.data(), right_.data(), n_, k_, m + 2, lambda_.data(), cols_);
 
     const double beta = opt_.lambda_ema;
     const bool ema = beta > 0.0 && !precise;
@@ -236,7 +231,7 @@ class CpuLoop {
     fill_slack(feature != nullptr ? (1.0 - alpha_f) + alpha_f * max_feature_cost_ : 1.0);
   }
 
-  // Slack entries (DESIGN.md section 6, step 5). Reference (soft) slack: real <-> slack cost
+  // Slack entries (docs/architecture.md section 2). Reference (soft) slack: real <-> slack cost
   // 100 max(1, max Lambda), corner 0. Exact partial transport (POT): real <-> slack 0, corner
   // 100 max(1, max Lambda).
   void fill_slack(double max_lambda) {

@@ -1,4 +1,4 @@
-// The sampled GW loop on a CUDA device (DESIGN.md section 6), step for step the loop of
+// The sampled GW loop on a CUDA device (docs/architecture.md section 2), step for step the loop of
 // gw_loop_cpu.cpp: same uniforms (Rng(seed, 1)), same providers and clamping on the host, same
 // augmented-factor GEMM, EMA / fused blends, slack layout, warm-started Sinkhorn, momentum blend,
 // stopping rules, progress callback and Result fields. Compiled only in CUDA builds
@@ -426,7 +426,7 @@ class CudaLoop {
     GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // Slack entries (DESIGN.md section 6, step 5), as in the CPU loop: soft slack has cost
+  // Slack entries (docs/architecture.md section 2), as in the CPU loop: soft slack has cost
   // 100 max(1, max Lambda) towards the real points and 0 in the corner; exact partial transport
   // the reverse.
   void fill_slack(double max_lambda) {

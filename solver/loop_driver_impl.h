@@ -1,4 +1,5 @@
-// The outer GW iteration of DESIGN.md section 6, written once for every backend (internal).
+// The outer GW iteration (docs/architecture.md section 2), written once for every backend
+// (internal).
 //
 // A backend (CpuLoop, CudaLoop) owns the n x k state in its memory and supplies the steps:
 //   AnchorPairs sample(std::span<const double> uniforms);  // m pairs drawn from T
@@ -185,7 +186,11 @@ inline void record_plain_ot(const SinkhornResult& inner,
     result.termination = Termination::kNonFinite;
     result.message = "plain OT (fused_weight = 1): Sinkhorn produced a non-finite value";
   } else {
-    result.termination = Termination::kConverged;
+    // Converged only when the one Sinkhorn solve reached its tolerance; a solve that ran out of
+    // iterations is reported as such, not as convergence.
+    result.termination = inner.termination == SinkhornTermination::kConverged
+                             ? Termination::kConverged
+                             : Termination::kMaxIterations;
     result.message = "plain entropic OT on the feature cost (fused_weight = 1): Sinkhorn " +
                      std::string(to_string(inner.termination)) + " after " +
                      std::to_string(inner.iterations) + " iterations";

@@ -173,6 +173,18 @@ bool Options::is_valid(std::string* why) const {
     problem << "loss_anchors must be >= 1, got " << loss_anchors;
   } else if (!(exact_loss_max_work >= 0.0)) {
     problem << "exact_loss_max_work must be >= 0, got " << exact_loss_max_work;
+    // Combinations in which a field would silently do nothing.
+  } else if (restarts > 1 && restart_iterations >= max_iterations) {
+    problem << "restarts = " << restarts << " probes of restart_iterations = " << restart_iterations
+            << " iterations need restart_iterations < max_iterations = " << max_iterations
+            << " (otherwise no probe would run); lower restart_iterations or set restarts = 1";
+  } else if (partial_mass && !slack) {
+    problem << "partial_mass is transported through the slack row and column, so slack = false "
+               "contradicts it; keep slack on (the default) or unset partial_mass";
+  } else if (backend == Backend::kCpu && device != 0) {
+    problem << "device = " << device
+            << " selects a CUDA device, which backend cpu does not use; set backend cuda or "
+               "leave device at 0";
   }
   const std::string text = problem.str();
   if (why != nullptr) *why = text;

@@ -1,8 +1,11 @@
-// Options of the sampled Gromov-Wasserstein solver (DESIGN.md section 6).
+// Options of the sampled Gromov-Wasserstein solver (docs/architecture.md, "One gw::solve").
 //
 // Every field has its default at the declaration and a paragraph on what it does and when to change
-// it. Defaults follow the reference solver unless a measurement said better. The CLI maps its flags
-// onto these fields one to one (tools/gwalign/align.cpp).
+// it. Defaults follow the reference solver unless a measurement said better. The CLI's solver flags
+// set these fields (tools/gwalign/cli_util.cpp, solver_options_from_flags), mostly one flag per
+// field under a shorter name (--M, --eps, --alpha, ...), some inverted (--no-slack, --no-round,
+// --no-loss, --dense) or in other units (--dijkstra-cache-mb); plateau_ema_weight,
+// sinkhorn_check_every, the profile_* fields, exact_loss_max_work and progress have no flag.
 #pragma once
 
 #include <cstddef>
@@ -97,8 +100,11 @@ struct Options {
   // Stop (converged) when ||T_t - T_{t-1}||_F < tolerance after min_iterations.
   double tolerance = 1e-5;
 
-  // Host checks (stopping tests, progress callback) every check_every iterations. On the GPU a
-  // check is a device-to-host synchronization; on the CPU it is free, so 1 is fine there.
+  // Host checks (stopping tests, progress callback) every check_every iterations; the loop also
+  // checks at max_iterations. On the GPU a check is a device-to-host synchronization, which is why
+  // checks are spaced out; on the CPU a check costs nothing, but check_every still decides at which
+  // iterations a run can stop (a multiple of check_every), so the same default on both backends
+  // keeps their runs stopping at the same iteration. Lower it on the CPU for a finer stop.
   int check_every = 5;
 
   // Cost-plateau stopping: c_t = <Lambda_t, T_t> is smoothed by an EMA of weight
@@ -140,7 +146,7 @@ struct Options {
   Index auto_precomputed_max_nodes = 5000;
 
   // Neighbours per point when a side is a point cloud (kNN graph, symmetrized, stitched until
-  // connected). DESIGN.md default 30; the spiral benchmark uses 5.
+  // connected). Default 30; the spiral benchmark uses 5.
   int knn = 30;
 
   // Landmarks for DistanceMode::kLandmark (farthest-point sampling; coordinates = distances to
@@ -224,10 +230,10 @@ struct Options {
   // Put the final plan on the transport polytope (balanced problems only: infinite rho_a and
   // rho_b, no partial_mass). The loop's warm-started Sinkhorn iterations leave the momentum plan's
   // row marginals a few percent off in L1 (columns are exact after each update). The plan is first
-  // rescaled, rows then columns, until its marginal error is below 1e-9 (Sinkhorn-Knopp matrix
-  // scaling of T itself: the KL projection, which keeps every entry's support and shape), at most
-  // 200 sweeps; the last residual is then removed exactly by the rounding of Altschuler, Weed &
-  // Rigollet (2017), which moves no more mass than that residual.
+  // rescaled, rows then columns, until its column marginal's L1 error is below 1e-7 (Sinkhorn-Knopp
+  // matrix scaling of T itself: the KL projection, which keeps every entry's support and shape), at
+  // most 30 sweeps; the last residual is then removed exactly by the rounding of Altschuler, Weed &
+  // Rigollet (2017), which moves at most twice that residual in L1 (their Lemma 7).
   bool round_marginals = true;
 
   PlanFormat plan_format = PlanFormat::kDense;
@@ -267,8 +273,10 @@ struct Options {
   // false stops the loop (termination kCancelled).
   ProgressCallback progress;
 
-  // True when every field is in range; otherwise false with a one-line message naming the first
-  // bad field in *why (when given).
+  // True when every field is in range and no field is made inert by another (restarts > 1 with
+  // restart_iterations >= max_iterations, partial_mass with slack = false, a nonzero device with
+  // backend cpu); otherwise false with a one-line message naming the first bad field in *why (when
+  // given).
   bool is_valid(std::string* why = nullptr) const;
 
   // epsilon_final with the reference default applied.

@@ -77,8 +77,9 @@ struct Problem {
   // max-normalized squared distances (values in ~[0, 1] balance with the GW term).
   std::optional<DenseMatrix<double>> feature_cost;
 
-  // A starting plan T_0 (n x k, non-negative, positive mass; rescaled to mass 1). Unset: p q^T, or
-  // the multiscale plan when Options::multiscale is on.
+  // A starting plan T_0 (n x k, non-negative, positive mass; rescaled to mass 1). Unset: the
+  // multiscale plan when Options::multiscale is on, else Options::initial_plan decides (default:
+  // the distance-profile plan; InitialPlan::kProduct gives p q^T).
   std::optional<DenseMatrix<double>> initial_plan;
 };
 

@@ -170,6 +170,7 @@ std::string Result::to_json(bool pretty) const {
       .member("total_seconds", total_seconds)
       .member("backend", to_string(backend))
       .member("threads", threads)
+      .member("isa", isa)
       .member("seed", seed)
       .member("source_distances", source_distances)
       .member("target_distances", target_distances)

@@ -18,9 +18,11 @@ namespace gw {
 
 enum class Termination {
   kNotRun,         // gw::solve was never called
-  kConverged,      // ||T_t - T_{t-1}||_F < tolerance after min_iterations
+  kConverged,      // ||T_t - T_{t-1}||_F < tolerance after min_iterations (plain OT, i.e.
+                   // fused_weight = 1: its one Sinkhorn solve reached polish_sinkhorn_tolerance)
   kPlateau,        // the smoothed cost stopped improving (Options::plateau_*)
-  kMaxIterations,  // max_iterations ran
+  kMaxIterations,  // max_iterations ran (plain OT: Sinkhorn ran polish_sinkhorn_iterations
+                   // without reaching its tolerance)
   kCancelled,      // the progress callback returned false
   kNonFinite,      // a NaN/Inf appeared: in Sinkhorn (the plan is then the previous iterate's) or
                    // in the blended plan
@@ -72,14 +74,20 @@ struct Result {
   // Per-iteration log.
   std::vector<IterationRecord> log;
 
-  // Seconds per phase ("setup", "sampling", "distances", "cost", "sinkhorn", "plan", "loss",
-  // "multiscale") and in total.
+  // Seconds per phase, in total. Phases, each present only when it ran: "setup" (providers,
+  // marginals), "multiscale", "init" (the distance-profile plan), per iteration "sampling",
+  // "distances", "cost", "sinkhorn" / "polish_sinkhorn", "plan"; "round", "loss", "output"; restart
+  // probes add "probe_<phase>" for their loop phases and "probe_loss"; the CUDA loop adds
+  // "device_setup", "upload" and "download".
   PhaseTimes timings;
   double total_seconds = 0.0;
 
   // What actually ran (requested values are in `options`).
   Backend backend = Backend::kCpu;
   int threads = 0;
+  // The instruction-set target the CPU kernels ran with (core/isa.h): "baseline", "avx2" or
+  // "avx512". Results are bitwise reproducible for a given target, backend and thread count.
+  std::string isa;
   std::uint64_t seed = 0;
   std::string source_distances;  // provider name per side ("landmark", "precomputed", ...)
   std::string target_distances;

@@ -11,6 +11,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/isa.h"
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "solver/metrics.h"
@@ -324,9 +325,7 @@ void compute_loss(const detail::PreparedProblem& pb,
                   Result& result) {
   const Index n = pb.n, k = pb.k;
   const double work = static_cast<double>(n) * k * (static_cast<double>(n) + k);
-  auto exact_capable = [](const DistanceProvider& p) {
-    return p.name() == "precomputed" || p.name() == "dense";
-  };
+  auto exact_capable = [](const DistanceProvider& p) { return p.holds_full_matrix(); };
   if (work <= options.exact_loss_max_work && exact_capable(*pb.source) &&
       exact_capable(*pb.target)) {
     const RowMatrixD dx = full_distances(*pb.source);
@@ -424,6 +423,7 @@ Result solve(const Problem& problem, const Options& options) {
   result.options = options;
   result.options.progress = nullptr;
   result.seed = options.seed;
+  result.isa = to_string(active_isa());
   ScopedThreads threads(options.threads);
 
   // The memory check comes before anything large exists (providers included).

@@ -1,4 +1,4 @@
-// gw::solve: sampled Gromov-Wasserstein alignment (DESIGN.md section 6).
+// gw::solve: sampled Gromov-Wasserstein alignment (docs/architecture.md section 2).
 //
 //   gw::Problem problem;
 //   problem.source = gw::Geometry::from_points(std::move(xs), n, 2);

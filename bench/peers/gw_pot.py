@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Spiral -> swiss roll: gwalign vs POT's entropic and sampled GW on the same data, in one run.
 
-The benchmark of BENCHMARKS.md section 1. Steps:
+The benchmark of bench/README.md, spiral. Steps:
   1. `gwalign generate spiral --n N` and `gwalign generate swissroll --n K` write the points
      (/points) and ground-truth angles (/angles) to HDF5.
   2. The graphs POT gets are built here the way gwalign builds them: scikit-learn's

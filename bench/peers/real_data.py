@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Real data from Debian packages (BENCHMARKS.md section 3): gwalign vs POT's entropic GW, one run.
+"""Real data from Debian packages (bench/README.md): gwalign vs POT's entropic GW, one run.
 
 Task `digits` -- scikit-learn's handwritten digits (sklearn/datasets/data/digits.csv.gz, 1,797 x 64,
 labels 0-9). The target is a copy that is rotated (a random 64 x 64 orthogonal matrix), noised

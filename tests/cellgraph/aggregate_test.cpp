@@ -10,6 +10,7 @@
 #include "cellgraph_test_util.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "isa_test_util.h"
 
 namespace gw {
 namespace {
@@ -51,41 +52,45 @@ void expect_equal(const GeneAggregate<double>& got, const GeneAggregate<double>&
   EXPECT_EQ(got.mean, ref.mean);
 }
 
-TEST(Aggregate, MatchesTheMapOracleWithRepeatsClsAndEmptyRows) {
-  Rng rng(77);
-  for (int trial = 0; trial < 30; ++trial) {
-    const Index b = static_cast<Index>(rng.uniform_index(12));
-    const Index t = 1 + static_cast<Index>(rng.uniform_index(40));
-    const Index h = 1 + static_cast<Index>(rng.uniform_index(20));
-    const Batch data(rng, b, t, h, 1 + static_cast<Index>(rng.uniform_index(30)));
-    for (bool skip_cls : {false, true}) {
-      SCOPED_TRACE("trial " + std::to_string(trial) + (skip_cls ? ", CLS skipped" : ""));
-      AggregateOptions options;
-      options.skip_cls = skip_cls;
-      options.threads = 1 + trial % 2;
-      const GeneAggregate<double> got = aggregate_by_gene(
-          std::span<const double>(data.emb), data.ids, data.lengths, b, t, h, options);
-      const GeneAggregate<double> ref = aggregate_by_gene_reference(
-          std::span<const double>(data.emb), data.ids, data.lengths, b, t, h, skip_cls);
-      expect_equal(got, ref);
+TEST(Aggregate, MatchesTheMapOracleWithRepeatsClsAndEmptyRowsOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(77);
+    for (int trial = 0; trial < 30; ++trial) {
+      const Index b = static_cast<Index>(rng.uniform_index(12));
+      const Index t = 1 + static_cast<Index>(rng.uniform_index(40));
+      const Index h = 1 + static_cast<Index>(rng.uniform_index(20));
+      const Batch data(rng, b, t, h, 1 + static_cast<Index>(rng.uniform_index(30)));
+      for (bool skip_cls : {false, true}) {
+        SCOPED_TRACE("trial " + std::to_string(trial) + (skip_cls ? ", CLS skipped" : ""));
+        AggregateOptions options;
+        options.skip_cls = skip_cls;
+        options.threads = 1 + trial % 2;
+        const GeneAggregate<double> got = aggregate_by_gene(
+            std::span<const double>(data.emb), data.ids, data.lengths, b, t, h, options);
+        const GeneAggregate<double> ref = aggregate_by_gene_reference(
+            std::span<const double>(data.emb), data.ids, data.lengths, b, t, h, skip_cls);
+        expect_equal(got, ref);
+      }
     }
-  }
+  });
 }
 
-TEST(Aggregate, FloatEmbeddingsRoundTheDoubleMean) {
-  Rng rng(8);
-  const Batch data(rng, 9, 33, 12, 15);
-  const std::vector<float> emb(data.emb.begin(), data.emb.end());
-  const GeneAggregate<float> got =
-      aggregate_by_gene(std::span<const float>(emb), data.ids, data.lengths, 9, 33, 12);
-  const GeneAggregate<double> ref = aggregate_by_gene_reference(
-      std::span<const float>(emb), data.ids, data.lengths, 9, 33, 12, false);
-  EXPECT_EQ(got.gene_ids, ref.gene_ids);
-  EXPECT_EQ(got.counts, ref.counts);
-  ASSERT_EQ(got.mean.size(), ref.mean.size());
-  for (std::size_t i = 0; i < got.mean.size(); ++i) {
-    ASSERT_EQ(got.mean[i], static_cast<float>(ref.mean[i])) << i;
-  }
+TEST(Aggregate, FloatEmbeddingsRoundTheDoubleMeanOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(8);
+    const Batch data(rng, 9, 33, 12, 15);
+    const std::vector<float> emb(data.emb.begin(), data.emb.end());
+    const GeneAggregate<float> got =
+        aggregate_by_gene(std::span<const float>(emb), data.ids, data.lengths, 9, 33, 12);
+    const GeneAggregate<double> ref = aggregate_by_gene_reference(
+        std::span<const float>(emb), data.ids, data.lengths, 9, 33, 12, false);
+    EXPECT_EQ(got.gene_ids, ref.gene_ids);
+    EXPECT_EQ(got.counts, ref.counts);
+    ASSERT_EQ(got.mean.size(), ref.mean.size());
+    for (std::size_t i = 0; i < got.mean.size(); ++i) {
+      ASSERT_EQ(got.mean[i], static_cast<float>(ref.mean[i])) << i;
+    }
+  });
 }
 
 TEST(Aggregate, SparseIdsUseTheSortedPathWithTheSameResult) {

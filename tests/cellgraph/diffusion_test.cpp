@@ -16,6 +16,7 @@
 #include "core/rng.h"
 #include "graph/builder.h"
 #include "graph/laplacian.h"
+#include "isa_test_util.h"
 #include "test_util.h"
 
 namespace gw {
@@ -132,30 +133,32 @@ TEST(ChebyshevWeights, ReproduceTheExponentialAtTheIntervalEnds) {
 // ---------------------------------------------------------------------------------------------
 // Against exact oracles
 
-TEST(Diffusion, MatchesTheEigendecompositionOracleOnRandomUndirectedGraphs) {
-  Rng rng(42);
-  DiffusionOptions options;  // K = 64, beta = 0.1, lambda_max = 2
-  for (int trial = 0; trial < 12; ++trial) {
-    const Index n = 1 + static_cast<Index>(rng.uniform_index(200));
-    const Offset m = static_cast<Offset>(rng.uniform_index(3 * n + 1));
-    const bool weighted = trial % 2 == 1;
-    const CsrGraph g = random_undirected(rng, n, m, weighted);
-    const Index channels = 1 + static_cast<Index>(rng.uniform_index(70));
-    const std::vector<double> x = random_signal(rng, static_cast<std::size_t>(n) * channels);
-    const SingleGraph single(g);
-    std::vector<double> y(x.size());
-    diffuse_batch(single.view(), x, n, channels, y, options);
-    const std::vector<double> exact = heat_kernel_eigen_reference(g, options.beta, x, channels);
-    EXPECT_LE(max_abs_diff(y, exact), kExactTolerance)
-        << "trial " << trial << ": n = " << n << ", m = " << m << ", C = " << channels;
-    // The estimated lambda_max gives the same operator exp(-beta L).
-    DiffusionOptions estimated = options;
-    estimated.estimate_lambda_max = true;
-    const HeatDiffusion op(single.view(), n, estimated);
-    EXPECT_LE(op.lambda_max(), 2.0);
-    op.apply(std::span<const double>(x), channels, std::span<double>(y));
-    EXPECT_LE(max_abs_diff(y, exact), kExactTolerance) << "estimated, trial " << trial;
-  }
+TEST(Diffusion, MatchesTheEigendecompositionOracleOnRandomUndirectedGraphsOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(42);
+    DiffusionOptions options;  // K = 64, beta = 0.1, lambda_max = 2
+    for (int trial = 0; trial < 12; ++trial) {
+      const Index n = 1 + static_cast<Index>(rng.uniform_index(200));
+      const Offset m = static_cast<Offset>(rng.uniform_index(3 * n + 1));
+      const bool weighted = trial % 2 == 1;
+      const CsrGraph g = random_undirected(rng, n, m, weighted);
+      const Index channels = 1 + static_cast<Index>(rng.uniform_index(70));
+      const std::vector<double> x = random_signal(rng, static_cast<std::size_t>(n) * channels);
+      const SingleGraph single(g);
+      std::vector<double> y(x.size());
+      diffuse_batch(single.view(), x, n, channels, y, options);
+      const std::vector<double> exact = heat_kernel_eigen_reference(g, options.beta, x, channels);
+      EXPECT_LE(max_abs_diff(y, exact), kExactTolerance)
+          << "trial " << trial << ": n = " << n << ", m = " << m << ", C = " << channels;
+      // The estimated lambda_max gives the same operator exp(-beta L).
+      DiffusionOptions estimated = options;
+      estimated.estimate_lambda_max = true;
+      const HeatDiffusion op(single.view(), n, estimated);
+      EXPECT_LE(op.lambda_max(), 2.0);
+      op.apply(std::span<const double>(x), channels, std::span<double>(y));
+      EXPECT_LE(max_abs_diff(y, exact), kExactTolerance) << "estimated, trial " << trial;
+    }
+  });
 }
 
 TEST(Diffusion, LanczosEstimateBoundsTheSpectrum) {
@@ -274,64 +277,69 @@ struct MixedBatch {
   std::vector<std::vector<Offset>> single_ptr_;
 };
 
-TEST(Diffusion, BatchedCallEqualsPerGraphCallsAndZeroesPadding) {
-  Rng rng(2026);
-  for (bool symmetrize : {false, true}) {
-    const MixedBatch batch(rng);
-    DiffusionOptions options;
-    options.symmetrize = symmetrize;
-    std::vector<double> y(batch.x.size(), std::numeric_limits<double>::quiet_NaN());
-    diffuse_batch(batch.view(), batch.x, batch.seq_len, batch.channels, y, options);
+TEST(Diffusion, BatchedCallEqualsPerGraphCallsAndZeroesPaddingOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(2026);
+    for (bool symmetrize : {false, true}) {
+      const MixedBatch batch(rng);
+      DiffusionOptions options;
+      options.symmetrize = symmetrize;
+      std::vector<double> y(batch.x.size(), std::numeric_limits<double>::quiet_NaN());
+      diffuse_batch(batch.view(), batch.x, batch.seq_len, batch.channels, y, options);
 
-    std::vector<double> y_ref(y.size());
-    diffuse_batch_reference(batch.view(), batch.x, batch.seq_len, batch.channels, y_ref, options);
-    const std::size_t rows = static_cast<std::size_t>(batch.seq_len) * batch.channels;
-    for (Index b = 0; b < 7; ++b) {
-      SCOPED_TRACE("graph " + std::to_string(b) + (symmetrize ? ", symmetrized" : ""));
-      std::vector<double> y_one(rows, std::numeric_limits<double>::quiet_NaN());
-      diffuse_batch(batch.graph(b), batch.x_of(b), batch.seq_len, batch.channels, y_one, options);
-      const std::span<const double> y_b = std::span<const double>(y).subspan(b * rows, rows);
-      // The same arithmetic in the same order, whether batched or alone.
-      EXPECT_TRUE(std::equal(y_b.begin(), y_b.end(), y_one.begin()));
-      EXPECT_LE(max_abs_diff(y_b, std::span<const double>(y_ref).subspan(b * rows, rows)),
-                kRecurrenceTolerance);
-      const Index n = batch.set.num_nodes[b];
-      for (std::size_t i = static_cast<std::size_t>(n) * batch.channels; i < rows; ++i) {
-        ASSERT_EQ(y_b[i], 0.0) << "padding value " << i;
+      std::vector<double> y_ref(y.size());
+      diffuse_batch_reference(batch.view(), batch.x, batch.seq_len, batch.channels, y_ref, options);
+      const std::size_t rows = static_cast<std::size_t>(batch.seq_len) * batch.channels;
+      for (Index b = 0; b < 7; ++b) {
+        SCOPED_TRACE("graph " + std::to_string(b) + (symmetrize ? ", symmetrized" : ""));
+        std::vector<double> y_one(rows, std::numeric_limits<double>::quiet_NaN());
+        diffuse_batch(batch.graph(b), batch.x_of(b), batch.seq_len, batch.channels, y_one, options);
+        const std::span<const double> y_b = std::span<const double>(y).subspan(b * rows, rows);
+        // The same arithmetic in the same order, whether batched or alone.
+        EXPECT_TRUE(std::equal(y_b.begin(), y_b.end(), y_one.begin()));
+        EXPECT_LE(max_abs_diff(y_b, std::span<const double>(y_ref).subspan(b * rows, rows)),
+                  kRecurrenceTolerance);
+        const Index n = batch.set.num_nodes[b];
+        for (std::size_t i = static_cast<std::size_t>(n) * batch.channels; i < rows; ++i) {
+          ASSERT_EQ(y_b[i], 0.0) << "padding value " << i;
+        }
+      }
+      // The edgeless graph keeps its own signal scaled by e^{-beta} (L = I).
+      const std::span<const double> x3 = batch.x_of(3);
+      const std::span<const double> y3 = std::span<const double>(y).subspan(3 * rows, rows);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(25) * batch.channels; ++i) {
+        EXPECT_NEAR(y3[i], std::exp(-0.1) * x3[i], 1e-15);
       }
     }
-    // The edgeless graph keeps its own signal scaled by e^{-beta} (L = I).
-    const std::span<const double> x3 = batch.x_of(3);
-    const std::span<const double> y3 = std::span<const double>(y).subspan(3 * rows, rows);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(25) * batch.channels; ++i) {
-      EXPECT_NEAR(y3[i], std::exp(-0.1) * x3[i], 1e-15);
-    }
-  }
+  });
 }
 
-TEST(Diffusion, FloatMatchesDoubleAndThreadCountDoesNotMatter) {
-  Rng rng(31);
-  const DiffusionGraphSet set = random_diffusion_graphs(rng, 12, 64);
-  const Index seq = 64;
-  for (Index channels : {16, 64, 100}) {
-    const std::vector<double> x = random_signal(rng, static_cast<std::size_t>(12) * seq * channels);
-    std::vector<float> xf(x.begin(), x.end());
-    DiffusionOptions options;
-    options.symmetrize = true;
-    std::vector<double> y(x.size());
-    diffuse_batch(set.view(), x, seq, channels, y, options);
-    std::vector<float> yf(x.size()), yf1(x.size());
-    diffuse_batch(set.view(), xf, seq, channels, yf, options);
-    options.threads = 1;
-    diffuse_batch(set.view(), xf, seq, channels, yf1, options);
-    EXPECT_EQ(yf, yf1) << channels;
-    double worst = 0.0;
-    for (std::size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(yf[i] - y[i]));
-    EXPECT_LE(worst, kFloatTolerance) << channels;
-    std::vector<double> y_ref(y.size());
-    diffuse_batch_reference(set.view(), x, seq, channels, y_ref, options);
-    EXPECT_LE(max_abs_diff(y, y_ref), kRecurrenceTolerance) << channels;
-  }
+TEST(Diffusion, FloatMatchesDoubleAndThreadCountDoesNotMatterOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(31);
+    const DiffusionGraphSet set = random_diffusion_graphs(rng, 12, 64);
+    const Index seq = 64;
+    for (Index channels : {16, 64, 100}) {
+      const std::vector<double> x =
+          random_signal(rng, static_cast<std::size_t>(12) * seq * channels);
+      std::vector<float> xf(x.begin(), x.end());
+      DiffusionOptions options;
+      options.symmetrize = true;
+      std::vector<double> y(x.size());
+      diffuse_batch(set.view(), x, seq, channels, y, options);
+      std::vector<float> yf(x.size()), yf1(x.size());
+      diffuse_batch(set.view(), xf, seq, channels, yf, options);
+      options.threads = 1;
+      diffuse_batch(set.view(), xf, seq, channels, yf1, options);
+      EXPECT_EQ(yf, yf1) << channels;
+      double worst = 0.0;
+      for (std::size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(yf[i] - y[i]));
+      EXPECT_LE(worst, kFloatTolerance) << channels;
+      std::vector<double> y_ref(y.size());
+      diffuse_batch_reference(set.view(), x, seq, channels, y_ref, options);
+      EXPECT_LE(max_abs_diff(y, y_ref), kRecurrenceTolerance) << channels;
+    }
+  });
 }
 
 // One graph large enough (> 2^26 multiply-adds) that two threads split each product's rows, with

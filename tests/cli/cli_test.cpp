@@ -18,6 +18,7 @@
 
 #include "cli_test_util.h"
 #include "core/config.h"
+#include "core/isa.h"
 #include "core/rng.h"
 #include "datagen/spiral.h"
 #include "io/h5ad.h"
@@ -31,7 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using gw::test::ScratchDir;
 
-// The benchmark's quality bar (BENCHMARKS.md): |Spearman rho| >= 0.998 on the spiral pair.
+// The benchmark's quality bar (bench/README.md): |Spearman rho| >= 0.998 on the spiral pair.
 constexpr double kMinAbsRho = 0.998;
 // The plan of a balanced problem has mass 1 up to Sinkhorn's marginal tolerance (5e-4 L1) and
 // the slack's 1e-10 share.
@@ -40,8 +41,8 @@ constexpr double kMassTolerance = 1e-3;
 const std::string kSpiral = data_file("spiral_400.h5");
 const std::string kRoll = data_file("swissroll_500.h5");
 
-// `gwalign align SPIRAL ROLL -o OUT` with the benchmark's settings (BENCHMARKS.md: kNN graphs with
-// k = 5, epsilon = 0.005, M = 80), then `extra`.
+// `gwalign align SPIRAL ROLL -o OUT` with the benchmark's settings (bench/README.md: kNN graphs
+// with k = 5, epsilon = 0.005, M = 80), then `extra`.
 std::vector<std::string> spiral_align(const std::string& out, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {
       "align", kSpiral, kRoll, "-o", out, "--knn", "5", "--eps", "0.005", "--M", "80"};
@@ -170,6 +171,29 @@ TEST(CliAlign, FlagsMapOntoOptions) {
   EXPECT_LE(json_number(json, "iterations"), 40);
   const Plan plan = read_plan(out);
   EXPECT_EQ(plan.csr.nnz(), 400 * 3);
+}
+
+// GWALIGN_ISA forces the kernels' instruction-set target; the report and --version say which ran.
+TEST(CliAlign, ForcedInstructionSetTargetRunsAndIsReported) {
+  ScratchDir dir;
+  const std::string out = dir.file("plan.h5");
+  ::setenv("GWALIGN_ISA", "baseline", 1);
+  const RunResult run =
+      gwalign({"align", kSpiral, kRoll, "-o", out, "--report", "-", "--max-iter", "20", "--quiet"},
+              dir.path());
+  const RunResult version = gwalign({"--version"}, dir.path());
+  ::unsetenv("GWALIGN_ISA");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(json_string(run.out, "isa"), "baseline");
+  ASSERT_EQ(version.status, 0) << version.err;
+  EXPECT_NE(version.out.find("cpu kernels run: baseline"), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find("forced by GWALIGN_ISA"), std::string::npos) << version.out;
+  // Unforced: the best target the CPU supports, named in the report.
+  const RunResult best =
+      gwalign({"align", kSpiral, kRoll, "-o", out, "--report", "-", "--max-iter", "20", "--quiet"},
+              dir.path());
+  ASSERT_EQ(best.status, 0) << best.err;
+  EXPECT_EQ(json_string(best.out, "isa"), to_string(best_isa()));
 }
 
 // --help shows the library's defaults (taken from gw::Options{}, not restated in the CLI).
@@ -592,6 +616,15 @@ TEST_F(BadInputs, MissingFile) {
       {"align", file("nope.h5"), kRoll, "-o", out()}, 66, {"nope.h5", "does not exist"}, out_dir());
 }
 
+TEST_F(BadInputs, UnknownInstructionSetTargetInTheEnvironment) {
+  ::setenv("GWALIGN_ISA", "avx1024", 1);
+  expect_failure({"align", kSpiral, kRoll, "-o", out()},
+                 64,
+                 {"GWALIGN_ISA=avx1024", "baseline, avx2, avx512"},
+                 out_dir());
+  ::unsetenv("GWALIGN_ISA");
+}
+
 TEST_F(BadInputs, MissingDataset) {
   expect_failure({"align", kSpiral, kRoll, "--source-rep", "/nothing", "-o", out()},
                  66,
@@ -647,6 +680,148 @@ TEST_F(BadInputs, UnknownOption) {
   expect_failure({"align", kSpiral, kRoll, "--frobnicate", "-o", out()},
                  64,
                  {"frobnicate", "--help"},
+                 out_dir());
+}
+
+// No option silently does nothing: a flag that another flag (or the input) makes inert is a usage
+// error naming both, before any file is read or written.
+TEST_F(BadInputs, FlagsMadeInertByAnotherFlagAreUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"--top-k", "5", "--dense"}, {"--top-k", "--dense"}},
+      {{"--device", "1"}, {"--device", "--backend cpu"}},
+      {{"--multiscale-size", "100"}, {"--multiscale-size", "--multiscale"}},
+      {{"--loss-anchors", "64", "--no-loss"}, {"--loss-anchors", "--no-loss"}},
+      {{"--restart-iter", "5"}, {"--restart-iter", "--restarts"}},
+      {{"--restarts", "3", "--restart-iter", "40", "--max-iter", "40"},
+       {"restart_iterations", "max_iterations"}},
+      {{"--partial-mass", "100", "--no-slack"}, {"partial_mass", "slack"}},
+      {{"--plateau-patience", "9", "--plateau-improvement", "0"}, {"--plateau-patience"}},
+      {{"--polish-iter", "0", "--polish-sinkhorn-tol", "1e-8"}, {"--polish-sinkhorn-tol"}},
+      {{"--mode", "precomputed", "--landmarks", "20"}, {"--landmarks", "--mode precomputed"}},
+      {{"--mode", "landmark", "--dijkstra-cache-mb", "64"}, {"--dijkstra-cache-mb"}},
+      {{"--mode", "dijkstra", "--precomputed-max-nodes", "10"}, {"--precomputed-max-nodes"}},
+  };
+  for (const auto& [flags, fragments] : cases) {
+    std::vector<std::string> args = {"align", kSpiral, kRoll, "-o", out()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    SCOPED_TRACE(flags.front());
+    expect_failure(args, 64, fragments, out_dir());
+  }
+}
+
+TEST_F(BadInputs, GeometryFlagsWithGivenDistancesAreUsageErrors) {
+  {
+    io::Writer w(file("square.h5"));
+    std::vector<float> values(25 * 25);
+    for (int i = 0; i < 25; ++i)
+      for (int j = 0; j < 25; ++j) values[i * 25 + j] = static_cast<float>(std::abs(i - j));
+    const std::int64_t shape[] = {25, 25};
+    w.write_array<float>("/d", std::span<const float>(values), shape);
+    w.commit();
+  }
+  const std::vector<std::string> base = {
+      "align", file("square.h5"), file("square.h5"), "--rep", "/d", "--as-distances", "-o", out()};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  expect_failure(with({"--knn", "5"}), 64, {"--knn", "distances"}, out_dir());
+  expect_failure(with({"--mode", "landmark"}), 64, {"--mode", "distances are given"}, out_dir());
+  // Without those flags the same inputs align.
+  EXPECT_EQ(gwalign(with({"--max-iter", "20", "--quiet"}), dir_.path()).status, 0);
+}
+
+TEST(CliAlign, MultiscaleOnInputsTooSmallForItWarnsAndRuns) {
+  ScratchDir dir;
+  const RunResult run = gwalign(spiral_align(dir.file("p.h5"),
+                                             {"--multiscale", "--multiscale-size", "300",
+                                              "--max-iter", "20", "--quiet"}),
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: --multiscale had no effect"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("600"), std::string::npos) << run.err;
+  const RunResult used = gwalign(spiral_align(dir.file("q.h5"),
+                                              {"--multiscale", "--multiscale-size", "100",
+                                               "--max-iter", "20", "--quiet"}),
+                                 dir.path());
+  ASSERT_EQ(used.status, 0) << used.err;
+  EXPECT_EQ(used.err.find("warning"), std::string::npos) << used.err;
+}
+
+TEST_F(BadInputs, OutputPathThatIsADirectory) {
+  fs::create_directories(out_dir() / "plan.h5");
+  expect_failure({"align", kSpiral, kRoll, "-o", out()},
+                 73,
+                 {"plan.h5", "it is a directory"},
+                 out_dir(),
+                 {"plan.h5"});
+  EXPECT_TRUE(fs::is_empty(out_dir() / "plan.h5"));
+}
+
+TEST_F(BadInputs, OutputThatIsAnInputIsRefusedAndTheInputSurvives) {
+  const std::string source = file("source.h5");
+  fs::copy_file(kSpiral, source);
+  const auto before = fs::file_size(source);
+  expect_failure({"align", source, kRoll, "-o", source}, 64, {"is an input file"}, out_dir());
+  // The same file through another spelling of its path.
+  expect_failure({"align", source, kRoll, "-o", (dir_.path() / "." / "source.h5").string()},
+                 64,
+                 {"is an input file"},
+                 out_dir());
+  EXPECT_EQ(fs::file_size(source), before);
+  EXPECT_EQ(gwalign({"info", source}, dir_.path()).status, 0) << "the input must still be HDF5";
+}
+
+TEST_F(BadInputs, NanAndInfInDistanceMatrices) {
+  auto write_square = [&](const std::string& name, float bad) {
+    io::Writer w(file(name));
+    std::vector<float> values(25 * 25);
+    for (int i = 0; i < 25; ++i)
+      for (int j = 0; j < 25; ++j) values[i * 25 + j] = static_cast<float>(std::abs(i - j));
+    values[3 * 25 + 7] = values[7 * 25 + 3] = bad;
+    const std::int64_t shape[] = {25, 25};
+    w.write_array<float>("/d", std::span<const float>(values), shape);
+    w.commit();
+  };
+  write_square("nan_d.h5", std::numeric_limits<float>::quiet_NaN());
+  write_square("neg_d.h5", -std::numeric_limits<float>::infinity());
+  for (const char* name : {"nan_d.h5", "neg_d.h5"}) {
+    SCOPED_TRACE(name);
+    expect_failure(
+        {"align", file(name), file(name), "--rep", "/d", "--as-distances", "-o", out()},
+        65,
+        {name, "/d", "D[3][7]", ">= 0 or +inf"},
+        out_dir());
+  }
+}
+
+// A solve that ends non-finite writes nothing and exits 65 (it used to write the last iterate and
+// exit 0). A feature cost of 1e300 is finite in float64 but overflows the float32 cost.
+TEST_F(BadInputs, NonFiniteSolveWritesNothingAndExitsNonZero) {
+  {
+    io::Writer w(file("huge_cost.h5"));
+    const std::vector<double> values(400 * 500, 1e300);
+    const std::int64_t shape[] = {400, 500};
+    w.write_array<double>("/cost", std::span<const double>(values), shape);
+    w.commit();
+  }
+  expect_failure({"align",
+                  kSpiral,
+                  kRoll,
+                  "--knn",
+                  "5",
+                  "--fused-weight",
+                  "0.5",
+                  "--feature-cost",
+                  file("huge_cost.h5") + ":/cost",
+                  "--max-iter",
+                  "20",
+                  "--quiet",
+                  "-o",
+                  out()},
+                 65,
+                 {"non-finite", "nothing was written"},
                  out_dir());
 }
 

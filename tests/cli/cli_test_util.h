@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -87,26 +88,51 @@ inline std::string data_file(const std::string& name) {
   return std::string(GW_SOURCE_DIR) + "/data/" + name;
 }
 
-// The number after the first "key": in a JSON text (NaN when absent or null).
-inline double json_number(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\":";
-  const auto pos = json.find(needle);
-  if (pos == std::string::npos) return std::nan("");
-  const char* start = json.c_str() + pos + needle.size();
-  char* end = nullptr;
-  const double value = std::strtod(start, &end);
-  return end == start ? std::nan("") : value;
+// JSON printed by the CLI (a report, `bench --json`), parsed with nlohmann::json: the first JSON
+// value of `text` (a report on stdout is followed by the run's summary lines). A text that does
+// not start with valid JSON fails the calling test (the parse error propagates as an exception).
+inline nlohmann::ordered_json parse_json(const std::string& text) {
+  std::istringstream in(text);
+  nlohmann::ordered_json value;
+  in >> value;
+  return value;
 }
 
-// The string after the first "key": in a JSON text (empty when absent or not a string).
-inline std::string json_string(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\":";
-  auto pos = json.find(needle);
-  if (pos == std::string::npos) return "";
-  pos = json.find_first_not_of(" \n", pos + needle.size());
-  if (pos == std::string::npos || json[pos] != '"') return "";
-  const auto end = json.find('"', pos + 1);
-  return json.substr(pos + 1, end - pos - 1);
+// The value of the first member named `key`, searched depth first in document order (nullptr when
+// absent).
+inline const nlohmann::ordered_json* json_find(const nlohmann::ordered_json& json,
+                                               const std::string& key) {
+  if (json.is_object()) {
+    for (auto it = json.begin(); it != json.end(); ++it) {
+      if (it.key() == key) return &it.value();
+      if (const auto* found = json_find(it.value(), key)) return found;
+    }
+  } else if (json.is_array()) {
+    for (const auto& element : json) {
+      if (const auto* found = json_find(element, key)) return found;
+    }
+  }
+  return nullptr;
+}
+
+// The number named `key` in a JSON text; NaN when absent or null (the report writes +inf and NaN
+// as null). A member of another type fails the calling test.
+inline double json_number(const std::string& text, const std::string& key) {
+  const nlohmann::ordered_json json = parse_json(text);
+  const auto* value = json_find(json, key);
+  if (value == nullptr || value->is_null()) return std::nan("");
+  EXPECT_TRUE(value->is_number()) << "'" << key << "' is not a number: " << value->dump();
+  return value->is_number() ? value->get<double>() : std::nan("");
+}
+
+// The string named `key` in a JSON text (empty when absent; a member of another type fails the
+// calling test).
+inline std::string json_string(const std::string& text, const std::string& key) {
+  const nlohmann::ordered_json json = parse_json(text);
+  const auto* value = json_find(json, key);
+  if (value == nullptr) return "";
+  EXPECT_TRUE(value->is_string()) << "'" << key << "' is not a string: " << value->dump();
+  return value->is_string() ? value->get<std::string>() : "";
 }
 
 // Names in a directory, hidden ones included (temporary files start with '.').

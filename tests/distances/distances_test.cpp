@@ -19,6 +19,7 @@
 #include "graph/builder.h"
 #include "graph/components.h"
 #include "graph/knn.h"
+#include "isa_test_util.h"
 #include "test_util.h"
 
 namespace gw {
@@ -701,65 +702,69 @@ TEST(Landmark, ExactOnAPathGraphWithAnEndpointLandmark) {
   }
 }
 
-TEST(Landmark, DistancesAreEuclideanInLandmarkSpace) {
-  Rng rng(73);
-  std::vector<double> points = test::random_points(rng, 2000, 3);
-  KnnGraphOptions knn;
-  knn.k = 8;
-  const CsrGraph graph = knn_graph(std::span<const double>(points), 2000, 3, knn);
-  LandmarkOptions options;
-  options.num_landmarks = 50;
-  const auto provider = make_landmark_provider(graph, options);
-  const Index d = provider->num_landmarks();
-  const std::vector<Index> anchors = random_anchors(rng, 2000, 40);
-  std::vector<float> out(2000 * anchors.size());
-  provider->distances_to(anchors, out);
-  const std::span<const float> x = provider->coordinates();
-  // The GEMM formula is refined where it cancels; see LandmarkProvider::distances_to.
-  constexpr double kLandmarkRelTol = 1e-4;
-  for (Index i = 0; i < 2000; ++i) {
-    for (std::size_t k = 0; k < anchors.size(); ++k) {
-      double sq = 0.0;
-      for (Index l = 0; l < d; ++l) {
-        const double diff = static_cast<double>(x[i * d + l]) - x[anchors[k] * d + l];
-        sq += diff * diff;
+TEST(Landmark, DistancesAreEuclideanInLandmarkSpaceOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(73);
+    std::vector<double> points = test::random_points(rng, 2000, 3);
+    KnnGraphOptions knn;
+    knn.k = 8;
+    const CsrGraph graph = knn_graph(std::span<const double>(points), 2000, 3, knn);
+    LandmarkOptions options;
+    options.num_landmarks = 50;
+    const auto provider = make_landmark_provider(graph, options);
+    const Index d = provider->num_landmarks();
+    const std::vector<Index> anchors = random_anchors(rng, 2000, 40);
+    std::vector<float> out(2000 * anchors.size());
+    provider->distances_to(anchors, out);
+    const std::span<const float> x = provider->coordinates();
+    // The GEMM formula is refined where it cancels; see LandmarkProvider::distances_to.
+    constexpr double kLandmarkRelTol = 1e-4;
+    for (Index i = 0; i < 2000; ++i) {
+      for (std::size_t k = 0; k < anchors.size(); ++k) {
+        double sq = 0.0;
+        for (Index l = 0; l < d; ++l) {
+          const double diff = static_cast<double>(x[i * d + l]) - x[anchors[k] * d + l];
+          sq += diff * diff;
+        }
+        const double expected = std::sqrt(sq);
+        ASSERT_NEAR(out[i * anchors.size() + k], expected, kLandmarkRelTol * expected + 1e-6)
+            << i << " " << anchors[k];
       }
-      const double expected = std::sqrt(sq);
-      ASSERT_NEAR(out[i * anchors.size() + k], expected, kLandmarkRelTol * expected + 1e-6)
-          << i << " " << anchors[k];
-    }
-    for (std::size_t k = 0; k < anchors.size(); ++k) {
-      if (anchors[k] == i) {
-        ASSERT_EQ(out[i * anchors.size() + k], 0.0f);
-      }
-    }
-  }
-}
-
-TEST(Landmark, UnreachablePairsAreInfiniteOnDisconnectedGraphs) {
-  Rng rng(79);
-  for (const GraphCase& c : random_graphs(10)) {
-    const Index n = c.graph.num_nodes();
-    const std::vector<double> reference = reference::floyd_warshall(c.graph);
-    if (!is_symmetric(c.graph)) continue;  // exact for undirected graphs only
-    for (const int d : {2, 20}) {
-      LandmarkOptions options;
-      options.num_landmarks = d;
-      const auto provider = make_landmark_provider(c.graph, options);
-      const std::vector<Index> anchors = random_anchors(rng, n, 10);
-      std::vector<float> out(n * anchors.size());
-      provider->distances_to(anchors, out);
-      for (Index i = 0; i < n; ++i) {
-        for (std::size_t k = 0; k < anchors.size(); ++k) {
-          const bool unreachable = std::isinf(reference[anchors[k] * n + i]);
-          ASSERT_EQ(std::isinf(out[i * anchors.size() + k]), unreachable) << c.label;
+      for (std::size_t k = 0; k < anchors.size(); ++k) {
+        if (anchors[k] == i) {
+          ASSERT_EQ(out[i * anchors.size() + k], 0.0f);
         }
       }
-      // Clamping makes the block usable by the GW loop.
-      clamp_and_normalize(out, true);
-      for (float v : out) ASSERT_TRUE(v >= 0.0f && v <= 1.0f);
     }
-  }
+  });
+}
+
+TEST(Landmark, UnreachablePairsAreInfiniteOnDisconnectedGraphsOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(79);
+    for (const GraphCase& c : random_graphs(10)) {
+      const Index n = c.graph.num_nodes();
+      const std::vector<double> reference = reference::floyd_warshall(c.graph);
+      if (!is_symmetric(c.graph)) continue;  // exact for undirected graphs only
+      for (const int d : {2, 20}) {
+        LandmarkOptions options;
+        options.num_landmarks = d;
+        const auto provider = make_landmark_provider(c.graph, options);
+        const std::vector<Index> anchors = random_anchors(rng, n, 10);
+        std::vector<float> out(n * anchors.size());
+        provider->distances_to(anchors, out);
+        for (Index i = 0; i < n; ++i) {
+          for (std::size_t k = 0; k < anchors.size(); ++k) {
+            const bool unreachable = std::isinf(reference[anchors[k] * n + i]);
+            ASSERT_EQ(std::isinf(out[i * anchors.size() + k]), unreachable) << c.label;
+          }
+        }
+        // Clamping makes the block usable by the GW loop.
+        clamp_and_normalize(out, true);
+        for (float v : out) ASSERT_TRUE(v >= 0.0f && v <= 1.0f);
+      }
+    }
+  });
 }
 
 TEST(Landmark, DirectedGraphsDoNotCrashAndRejectBadOptions) {

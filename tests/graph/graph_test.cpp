@@ -105,6 +105,26 @@ TEST(Builder, SymmetrizeByMaxAndSelfLoopPolicies) {
   EXPECT_EQ(edge_map(dropped).count({2, 2}), 0u);
 }
 
+// Found by the graph fuzz harness (tests/fuzz/regressions/graph/): with no stored edge (or no
+// node) at all, build_csr indexed an empty vector (undefined behaviour the sanitizer build reports).
+TEST(Builder, NoEdgesOrNoNodesGiveAnEmptyGraph) {
+  const std::vector<Index> loops = {1, 1, 3};
+  BuildOptions drop;
+  drop.self_loops = SelfLoopPolicy::kDrop;
+  for (const auto& [edges, options] :
+       {std::pair<std::vector<Index>, BuildOptions>{{}, {}}, {loops, drop}}) {
+    const CsrGraph g = build_csr(5, {edges, edges, {}}, options);
+    EXPECT_EQ(g.num_nodes(), 5);
+    EXPECT_EQ(g.num_edges(), 0);
+    EXPECT_EQ(g.row_offsets(), std::vector<Offset>(6, 0));
+    validate(g);
+  }
+  // And no nodes at all (the per-chunk row counters are then empty too).
+  const CsrGraph none = build_csr(0, {{}, {}, {}});
+  EXPECT_EQ(none.num_nodes(), 0);
+  EXPECT_EQ(none.row_offsets(), std::vector<Offset>(1, 0));
+}
+
 TEST(Builder, RandomEdgeListsMatchTheMultisetOracle) {
   Rng rng(101);
   for (int trial = 0; trial < 20; ++trial) {

@@ -595,6 +595,70 @@ TEST(Hdf5, NonHdf5FileIsBadData) {
   EXPECT_GW_ERROR(Reader{dir.path().string()}, ErrorCode::kBadData, "is a directory");
 }
 
+TEST(Hdf5, FileImageInMemoryReadsLikeTheFileAndRejectsTruncatedBytes) {
+  TempDir dir;
+  const std::string path = dir.file("image.h5");
+  Rng rng(12);
+  const std::vector<double> values = random_values<double>(rng, 60);
+  const CsrArray<float> csr = random_csr<float>(rng, 7, 9, 0.3);
+  {
+    Writer writer(path);
+    writer.write_array<double>("/obsm/x", values, std::vector<std::int64_t>{20, 3});
+    writer.write_csr<float>("/X", csr);
+    writer.commit();
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+
+  const Reader from_file(path);
+  const Reader image = Reader::from_image(bytes, "memory.h5");
+  bytes.assign(bytes.size(), std::byte{0});  // HDF5 holds its own copy of the image
+  EXPECT_EQ(image.path(), "memory.h5");
+  EXPECT_EQ(image.read_array<double>("/obsm/x").data, from_file.read_array<double>("/obsm/x").data);
+  const CsrArray<float> read = image.read_csr<float>("/X");
+  EXPECT_EQ(read.indptr, csr.indptr);
+  EXPECT_EQ(read.indices, csr.indices);
+  EXPECT_EQ(read.data, csr.data);
+  EXPECT_EQ(image.describe().size(), from_file.describe().size());
+
+  const std::vector<std::byte> truncated(bytes.begin(), bytes.begin() + 4);
+  EXPECT_GW_ERROR(Reader::from_image(truncated, "short.h5"), ErrorCode::kBadData,
+                  "'short.h5' is not an HDF5 file");
+  const std::vector<std::byte> zeros(4096, std::byte{0});
+  EXPECT_GW_ERROR(Reader::from_image(zeros, "zeros.h5"), ErrorCode::kBadData,
+                  "'zeros.h5' is not a readable HDF5 file");
+}
+
+// Found by the h5ad fuzz harness (tests/fuzz/regressions/h5ad/): a group hard-linked into itself
+// under two names made describe() list 2^32 paths (it only bounded the depth). Each group is now
+// descended into once.
+TEST(Hdf5, DescribeDescendsIntoAGroupLinkedIntoItselfOnce) {
+  TempDir dir;
+  const std::string path = dir.file("cycle.h5");
+  {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t group = H5Gcreate2(file, "/g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(H5Lcreate_hard(file, "/g", group, "self_a", H5P_DEFAULT, H5P_DEFAULT), 0);
+    ASSERT_GE(H5Lcreate_hard(file, "/g", group, "self_b", H5P_DEFAULT, H5P_DEFAULT), 0);
+    const hsize_t dims[1] = {3};
+    const hid_t space = H5Screate_simple(1, dims, nullptr);
+    const hid_t data =
+        H5Dcreate2(group, "x", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(data);
+    H5Sclose(space);
+    H5Gclose(group);
+    H5Fclose(file);
+  }
+  const std::vector<ObjectInfo> objects = Reader(path).describe();
+  std::vector<std::string> paths;
+  for (const auto& info : objects) paths.push_back(info.path);
+  // Both self links are listed (they are links of /g), but not descended into again.
+  EXPECT_EQ(paths, (std::vector<std::string>{"/g", "/g/self_a", "/g/self_b", "/g/x"}));
+  EXPECT_EQ(objects[1].kind, ObjectKind::kGroup);
+}
+
 TEST(Hdf5, MissingObjectsAreNotFoundAndListWhatExists) {
   TempDir dir;
   const std::string path = dir.file("objects.h5");

@@ -11,6 +11,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "isa_test_util.h"
 #include "sinkhorn/cuda_sinkhorn.h"
 #include "sinkhorn/fast_exp_impl.h"
 #include "sinkhorn/sinkhorn.h"
@@ -90,8 +91,9 @@ TEST(FastExp, Exp2IsWithinFewUlpsOfStdExp2) {
   EXPECT_GT(detail::fast_exp2(1000.0f), 1e38f);
 }
 
-// The streaming row kernel (AVX-512 when compiled in, and the portable loop) on every remainder
-// length: out_j = 2^(c_j * scale + w_j + shift) and the returned sum.
+// The streaming row kernel as this file's target compiles it (AVX-512 when it has it) and the
+// portable loop, on every remainder length: out_j = 2^(c_j * scale + w_j + shift) and the returned
+// sum.
 template <typename T>
 void check_exp2_row(double (*kernel)(const T*, const T*, T, T, std::int64_t, T*), double ulp) {
   Rng rng(14);
@@ -105,8 +107,9 @@ void check_exp2_row(double (*kernel)(const T*, const T*, T, T, std::int64_t, T*)
     const double sum = kernel(c.data(), w.data(), shift, scale, k, out.data());
     double expected_sum = 0.0, worst = 0.0;
     for (std::int64_t j = 0; j < k; ++j) {
-      // The kernel rounds the exponent in T exactly like this expression (fma, then add).
-      const T y = static_cast<T>(std::fma(c[j], scale, w[j])) + shift;
+      // The kernel rounds the exponent in T exactly like this expression (a hardware fma where this
+      // file's target has one, else a multiply and an add, as the kernel does; then the add).
+      const T y = static_cast<T>(GW_SINKHORN_FMA(c[j], scale, w[j])) + shift;
       const double exact = std::exp2(static_cast<double>(y));
       worst = std::max(worst, ulps_apart(out[j], exact, ulp));
       expected_sum += exact;
@@ -128,9 +131,8 @@ TEST(FastExp, RowKernelMatchesStdExp2) {
   check_exp2_row<double>(&detail::exp2_row<double, double>, 0x1p-52);
   check_exp2_row<float>(&detail::exp2_row_generic<float, float>, 0x1p-23);
   check_exp2_row<double>(&detail::exp2_row_generic<double, double>, 0x1p-52);
-#if !defined(__AVX512F__)
-  GTEST_SKIP() << "built without AVX-512: only the portable kernel exists (and was checked)";
-#endif
+  // The copies compiled for each run-time target (AVX-512 included) are checked on every target
+  // the CPU supports in sinkhorn_isa_test.cpp.
 }
 
 // --- the reference against an independent oracle --------------------------------------------
@@ -195,44 +197,46 @@ struct Shape {
 
 class FusedVsReference : public ::testing::TestWithParam<std::tuple<Shape, Precision, Mode>> {};
 
-TEST_P(FusedVsReference, FusedMatchesReference) {
+TEST_P(FusedVsReference, FusedMatchesReferenceOnEveryTarget) {
   const auto [shape, precision, mode] = GetParam();
-  Rng rng(1000 + shape.n * 7 + shape.k, static_cast<std::uint64_t>(mode));
-  for (double epsilon : {1.0, 0.1, 1e-2, 1e-3, 1e-4}) {
-    SCOPED_TRACE("epsilon = " + std::to_string(epsilon));
-    const Problem p = test::random_problem(rng, shape.n, shape.k);
-    SinkhornOptions options;
-    options.max_iterations = 60;
-    options.tolerance = 0.0;  // identical schedules: 60 updates each
-    options.precision = precision;
-    test::set_mode(mode, options);
-    std::vector<double> f_ref(p.n, 0.0), g_ref(p.k, 0.0), f(p.n, 0.0), g(p.k, 0.0);
-    const SinkhornResult ref =
-        sinkhorn_reference(p.cost(Precision::kF64), p.a, p.b, epsilon, f_ref, g_ref, options);
-    const SinkhornResult fused = sinkhorn(p.cost(precision), p.a, p.b, epsilon, f, g, options);
-    ASSERT_TRUE(test::all_finite(f) && test::all_finite(g));
-    EXPECT_EQ(fused.iterations, ref.iterations);
-    EXPECT_EQ(fused.termination, SinkhornTermination::kMaxIterations) << fused.message;
+  test::for_each_isa([&, shape = shape, precision = precision, mode = mode](Isa) {
+    Rng rng(1000 + shape.n * 7 + shape.k, static_cast<std::uint64_t>(mode));
+    for (double epsilon : {1.0, 0.1, 1e-2, 1e-3, 1e-4}) {
+      SCOPED_TRACE("epsilon = " + std::to_string(epsilon));
+      const Problem p = test::random_problem(rng, shape.n, shape.k);
+      SinkhornOptions options;
+      options.max_iterations = 60;
+      options.tolerance = 0.0;  // identical schedules: 60 updates each
+      options.precision = precision;
+      test::set_mode(mode, options);
+      std::vector<double> f_ref(p.n, 0.0), g_ref(p.k, 0.0), f(p.n, 0.0), g(p.k, 0.0);
+      const SinkhornResult ref =
+          sinkhorn_reference(p.cost(Precision::kF64), p.a, p.b, epsilon, f_ref, g_ref, options);
+      const SinkhornResult fused = sinkhorn(p.cost(precision), p.a, p.b, epsilon, f, g, options);
+      ASSERT_TRUE(test::all_finite(f) && test::all_finite(g));
+      EXPECT_EQ(fused.iterations, ref.iterations);
+      EXPECT_EQ(fused.termination, SinkhornTermination::kMaxIterations) << fused.message;
 
-    const std::vector<double> plan_ref = test::reference_plan(p, f_ref, g_ref, epsilon);
-    const std::vector<double> plan = test::reference_plan(p, f, g, epsilon);
-    double mass = 0.0;
-    for (double x : plan_ref) mass += x;
-    const double plan_distance = test::l1_distance(plan, plan_ref) / mass;
-    if (precision == Precision::kF64) {
-      for (Index i = 0; i < p.n; ++i) {
-        EXPECT_NEAR(f[i] / epsilon, f_ref[i] / epsilon, kF64PotentialTolerance) << "row " << i;
+      const std::vector<double> plan_ref = test::reference_plan(p, f_ref, g_ref, epsilon);
+      const std::vector<double> plan = test::reference_plan(p, f, g, epsilon);
+      double mass = 0.0;
+      for (double x : plan_ref) mass += x;
+      const double plan_distance = test::l1_distance(plan, plan_ref) / mass;
+      if (precision == Precision::kF64) {
+        for (Index i = 0; i < p.n; ++i) {
+          EXPECT_NEAR(f[i] / epsilon, f_ref[i] / epsilon, kF64PotentialTolerance) << "row " << i;
+        }
+        for (Index j = 0; j < p.k; ++j) {
+          EXPECT_NEAR(g[j] / epsilon, g_ref[j] / epsilon, kF64PotentialTolerance) << "column " << j;
+        }
+        EXPECT_LE(plan_distance, kF64PlanTolerance);
+        EXPECT_NEAR(fused.marginal_error, ref.marginal_error, 1e-9 * (1.0 + ref.marginal_error));
+      } else {
+        EXPECT_LE(plan_distance, f32_plan_tolerance(epsilon));
+        EXPECT_NEAR(fused.marginal_error, ref.marginal_error, 10 * f32_plan_tolerance(epsilon));
       }
-      for (Index j = 0; j < p.k; ++j) {
-        EXPECT_NEAR(g[j] / epsilon, g_ref[j] / epsilon, kF64PotentialTolerance) << "column " << j;
-      }
-      EXPECT_LE(plan_distance, kF64PlanTolerance);
-      EXPECT_NEAR(fused.marginal_error, ref.marginal_error, 1e-9 * (1.0 + ref.marginal_error));
-    } else {
-      EXPECT_LE(plan_distance, f32_plan_tolerance(epsilon));
-      EXPECT_NEAR(fused.marginal_error, ref.marginal_error, 10 * f32_plan_tolerance(epsilon));
     }
-  }
+  });
 }
 
 std::string shape_name(const ::testing::TestParamInfo<FusedVsReference::ParamType>& info) {
@@ -279,17 +283,19 @@ void expect_fused_matches_reference(const Problem& p,
   }
 }
 
-TEST(SinkhornCpu, FusedAgreesWithReferenceAtEpsilon1e4WithoutNaN) {
-  Rng rng(31);
-  const Problem p = test::random_problem(rng, 200, 300);
-  for (Precision precision : {Precision::kF32, Precision::kF64}) {
-    SinkhornOptions options;
-    options.precision = precision;
-    options.max_iterations = 300;
-    options.tolerance = 1e-3;
-    expect_fused_matches_reference(
-        p, 1e-4, options, std::vector<double>(p.n), std::vector<double>(p.k));
-  }
+TEST(SinkhornCpu, FusedAgreesWithReferenceAtEpsilon1e4WithoutNaNOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(31);
+    const Problem p = test::random_problem(rng, 200, 300);
+    for (Precision precision : {Precision::kF32, Precision::kF64}) {
+      SinkhornOptions options;
+      options.precision = precision;
+      options.max_iterations = 300;
+      options.tolerance = 1e-3;
+      expect_fused_matches_reference(
+          p, 1e-4, options, std::vector<double>(p.n), std::vector<double>(p.k));
+    }
+  });
 }
 
 TEST(SinkhornCpu, CostTypeAndComputePrecisionMayDiffer) {
@@ -310,19 +316,26 @@ TEST(SinkhornCpu, CostTypeAndComputePrecisionMayDiffer) {
 // Every row's sum underflows on the cold start (all costs >= 0.5, epsilon = 1e-3: e^-500), and one
 // column costs 1 against every row while the others cost <= 0.1, so its sum underflows after each
 // row update: the exact row and column fallbacks carry the solve.
-TEST(SinkhornCpu, UnderflowingRowsAndColumnsFallBackToExactLogSumExp) {
-  Rng rng(33);
-  Problem p = test::random_problem(rng, 45, 52);
-  for (std::size_t at = 0; at < p.c32.size(); ++at) p.set_cost(at, 0.5 + 0.1 * rng.uniform());
-  for (Index i = 0; i < p.n; ++i) p.set_cost(static_cast<std::size_t>(i) * p.k + 7, 1.5);
-  for (Precision precision : {Precision::kF32, Precision::kF64}) {
-    SinkhornOptions options;
-    options.precision = precision;
-    options.max_iterations = 50;
-    options.tolerance = 0.0;
-    expect_fused_matches_reference(
-        p, 1e-3, options, std::vector<double>(p.n), std::vector<double>(p.k), Precision::kF32, 1.5);
-  }
+TEST(SinkhornCpu, UnderflowingRowsAndColumnsFallBackToExactLogSumExpOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(33);
+    Problem p = test::random_problem(rng, 45, 52);
+    for (std::size_t at = 0; at < p.c32.size(); ++at) p.set_cost(at, 0.5 + 0.1 * rng.uniform());
+    for (Index i = 0; i < p.n; ++i) p.set_cost(static_cast<std::size_t>(i) * p.k + 7, 1.5);
+    for (Precision precision : {Precision::kF32, Precision::kF64}) {
+      SinkhornOptions options;
+      options.precision = precision;
+      options.max_iterations = 50;
+      options.tolerance = 0.0;
+      expect_fused_matches_reference(p,
+                                     1e-3,
+                                     options,
+                                     std::vector<double>(p.n),
+                                     std::vector<double>(p.k),
+                                     Precision::kF32,
+                                     1.5);
+    }
+  });
 }
 
 // A warm start on a cost shifted down by 0.3 makes the exponents ~3000 at epsilon = 1e-4: the row
@@ -529,75 +542,79 @@ TEST(SinkhornCpu, WarmStartOnPerturbedCostBeatsColdStart) {
   EXPECT_LT(warm.iterations * 2, cold.iterations);
 }
 
-TEST(SinkhornCpu, MaterializedPlanHasTheMarginals) {
-  Rng rng(45);
-  const Problem p = test::random_problem(rng, 70, 90);
-  // kF64: converged to 1e-9; kF32 at epsilon = 1e-2: to 1e-5 (the plan is written in float, whose
-  // rounding adds ~1e-7 per row sum).
-  const struct {
-    Precision precision;
-    double tolerance;
-  } cases[] = {{Precision::kF64, 1e-9}, {Precision::kF32, 1e-5}};
-  for (const auto& c : cases) {
-    SinkhornOptions options;
-    options.precision = c.precision;
-    options.max_iterations = 5000;
-    options.tolerance = c.tolerance;
-    std::vector<double> f(p.n, 0.0), g(p.k, 0.0);
-    const SinkhornResult result = sinkhorn(p.cost(c.precision), p.a, p.b, 1e-2, f, g, options);
-    ASSERT_TRUE(result.converged()) << result.message;
-    std::vector<double> plan64(static_cast<std::size_t>(p.n) * p.k);
-    std::vector<float> plan32(plan64.size());
-    sinkhorn_plan(p.cost(c.precision), f, g, 1e-2, PlanView(plan64.data(), p.n, p.k), options);
-    sinkhorn_plan(p.cost(c.precision), f, g, 1e-2, PlanView(plan32.data(), p.n, p.k), options);
-    EXPECT_LE(test::row_sum_error(plan64, p.n, p.k, p.a), 1.01 * c.tolerance + 1e-12);
-    // Column sums are exact after the last column update, up to rounding.
-    EXPECT_LE(test::column_sum_error(plan64, p.n, p.k, p.b), c.tolerance);
-    const std::vector<double> widened(plan32.begin(), plan32.end());
-    EXPECT_LE(test::row_sum_error(widened, p.n, p.k, p.a), c.tolerance + 1e-6);
-    EXPECT_LE(test::column_sum_error(widened, p.n, p.k, p.b), c.tolerance + 1e-6);
-  }
+TEST(SinkhornCpu, MaterializedPlanHasTheMarginalsOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(45);
+    const Problem p = test::random_problem(rng, 70, 90);
+    // kF64: converged to 1e-9; kF32 at epsilon = 1e-2: to 1e-5 (the plan is written in float, whose
+    // rounding adds ~1e-7 per row sum).
+    const struct {
+      Precision precision;
+      double tolerance;
+    } cases[] = {{Precision::kF64, 1e-9}, {Precision::kF32, 1e-5}};
+    for (const auto& c : cases) {
+      SinkhornOptions options;
+      options.precision = c.precision;
+      options.max_iterations = 5000;
+      options.tolerance = c.tolerance;
+      std::vector<double> f(p.n, 0.0), g(p.k, 0.0);
+      const SinkhornResult result = sinkhorn(p.cost(c.precision), p.a, p.b, 1e-2, f, g, options);
+      ASSERT_TRUE(result.converged()) << result.message;
+      std::vector<double> plan64(static_cast<std::size_t>(p.n) * p.k);
+      std::vector<float> plan32(plan64.size());
+      sinkhorn_plan(p.cost(c.precision), f, g, 1e-2, PlanView(plan64.data(), p.n, p.k), options);
+      sinkhorn_plan(p.cost(c.precision), f, g, 1e-2, PlanView(plan32.data(), p.n, p.k), options);
+      EXPECT_LE(test::row_sum_error(plan64, p.n, p.k, p.a), 1.01 * c.tolerance + 1e-12);
+      // Column sums are exact after the last column update, up to rounding.
+      EXPECT_LE(test::column_sum_error(plan64, p.n, p.k, p.b), c.tolerance);
+      const std::vector<double> widened(plan32.begin(), plan32.end());
+      EXPECT_LE(test::row_sum_error(widened, p.n, p.k, p.a), c.tolerance + 1e-6);
+      EXPECT_LE(test::column_sum_error(widened, p.n, p.k, p.b), c.tolerance + 1e-6);
+    }
+  });
 }
 
-TEST(SinkhornCpu, ZeroMassEntriesGiveExactZerosAndNoNaN) {
-  Rng rng(46);
-  Problem p = test::random_problem(rng, 30, 40);
-  for (Index i : {0, 7, 29}) p.a[i] = 0.0;
-  for (Index j : {3, 39}) p.b[j] = 0.0;
-  double mass_a = 0.0, mass_b = 0.0;
-  for (double x : p.a) mass_a += x;
-  for (double x : p.b) mass_b += x;
-  for (double& x : p.b) x *= mass_a / mass_b;
-  for (Precision precision : {Precision::kF32, Precision::kF64}) {
-    for (double epsilon : {1e-1, 1e-4}) {
-      SinkhornOptions options;
-      options.precision = precision;
-      options.max_iterations = 40;
-      options.tolerance = 0.0;
-      std::vector<double> f(p.n, 0.0), g(p.k, 0.0);
-      expect_fused_matches_reference(p, epsilon, options, f, g);
-      sinkhorn(p.cost(Precision::kF32), p.a, p.b, epsilon, f, g, options);
-      for (Index i : {0, 7, 29}) EXPECT_EQ(f[i], kZeroMassPotential);
-      for (Index j : {3, 39}) EXPECT_EQ(g[j], kZeroMassPotential);
-      std::vector<float> plan(static_cast<std::size_t>(p.n) * p.k);
-      sinkhorn_plan(
-          p.cost(Precision::kF32), f, g, epsilon, PlanView(plan.data(), p.n, p.k), options);
-      for (Index i = 0; i < p.n; ++i) {
-        for (Index j = 0; j < p.k; ++j) {
-          const float t = plan[static_cast<std::size_t>(i) * p.k + j];
-          ASSERT_TRUE(std::isfinite(t));
-          if (p.a[i] == 0.0 || p.b[j] == 0.0) {
-            EXPECT_EQ(t, 0.0f) << i << ", " << j;
+TEST(SinkhornCpu, ZeroMassEntriesGiveExactZerosAndNoNaNOnEveryTarget) {
+  test::for_each_isa([&](Isa) {
+    Rng rng(46);
+    Problem p = test::random_problem(rng, 30, 40);
+    for (Index i : {0, 7, 29}) p.a[i] = 0.0;
+    for (Index j : {3, 39}) p.b[j] = 0.0;
+    double mass_a = 0.0, mass_b = 0.0;
+    for (double x : p.a) mass_a += x;
+    for (double x : p.b) mass_b += x;
+    for (double& x : p.b) x *= mass_a / mass_b;
+    for (Precision precision : {Precision::kF32, Precision::kF64}) {
+      for (double epsilon : {1e-1, 1e-4}) {
+        SinkhornOptions options;
+        options.precision = precision;
+        options.max_iterations = 40;
+        options.tolerance = 0.0;
+        std::vector<double> f(p.n, 0.0), g(p.k, 0.0);
+        expect_fused_matches_reference(p, epsilon, options, f, g);
+        sinkhorn(p.cost(Precision::kF32), p.a, p.b, epsilon, f, g, options);
+        for (Index i : {0, 7, 29}) EXPECT_EQ(f[i], kZeroMassPotential);
+        for (Index j : {3, 39}) EXPECT_EQ(g[j], kZeroMassPotential);
+        std::vector<float> plan(static_cast<std::size_t>(p.n) * p.k);
+        sinkhorn_plan(
+            p.cost(Precision::kF32), f, g, epsilon, PlanView(plan.data(), p.n, p.k), options);
+        for (Index i = 0; i < p.n; ++i) {
+          for (Index j = 0; j < p.k; ++j) {
+            const float t = plan[static_cast<std::size_t>(i) * p.k + j];
+            ASSERT_TRUE(std::isfinite(t));
+            if (p.a[i] == 0.0 || p.b[j] == 0.0) {
+              EXPECT_EQ(t, 0.0f) << i << ", " << j;
+            }
           }
         }
+        // Warm start from those potentials after the masses become positive again.
+        Problem refilled = p;
+        refilled.a = test::random_marginal(rng, p.n);
+        refilled.b = test::random_marginal(rng, p.k);
+        expect_fused_matches_reference(refilled, epsilon, options, f, g);
       }
-      // Warm start from those potentials after the masses become positive again.
-      Problem refilled = p;
-      refilled.a = test::random_marginal(rng, p.n);
-      refilled.b = test::random_marginal(rng, p.k);
-      expect_fused_matches_reference(refilled, epsilon, options, f, g);
     }
-  }
+  });
 }
 
 // --- misuse and bad data ---------------------------------------------------------------------

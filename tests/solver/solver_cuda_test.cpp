@@ -71,7 +71,7 @@ double abs_rho(const SpiralCase& c, const Result& r) {
   return std::abs(spearman(c.source.angles, matched));
 }
 
-// The reference table's settings (BENCHMARKS.md section 1).
+// The reference table's settings (bench/README.md, spiral).
 Options spiral_options(DistanceMode mode, Backend backend) {
   Options o;
   o.knn = 5;

@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "datagen/spiral.h"
 #include "distances/precomputed.h"
+#include "isa_test_util.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
@@ -134,7 +135,7 @@ double abs_rho(const SpiralCase& c, const Result& r) {
   return std::abs(spearman(c.source.angles, matched));
 }
 
-// The reference table's settings (BENCHMARKS.md section 1).
+// The reference table's settings (bench/README.md, spiral).
 Options spiral_options(DistanceMode mode) {
   Options o;
   o.knn = 5;
@@ -213,21 +214,37 @@ TEST(Spiral, Aligns2000x2500WithLandmarks) {
   EXPECT_NEAR(r.plan_mass, 1.0, 1e-4);
 }
 
-TEST(Spiral, SameSeedSameThreadsGivesTheBitwiseSamePlan) {
+TEST(Spiral, SameSeedThreadsAndTargetGiveTheBitwiseSamePlanOnEveryTarget) {
   // Large enough (400 x 500) that every parallel pass splits its rows over several threads.
   const SpiralCase c = spiral_problem(400, 500, 3);
   Options o = spiral_options(DistanceMode::kLandmark);
   o.max_iterations = 40;
   o.min_iterations = 40;
-  o.seed = 11;
-  const Result a = solve(c.problem, o);
-  const Result b = solve(c.problem, o);
-  ASSERT_EQ(a.plan.size(), b.plan.size());
-  EXPECT_TRUE(a.plan == b.plan) << "same seed and threads must reproduce the plan bitwise";
-  EXPECT_EQ(a.log.size(), b.log.size());
-  o.seed = 12;
-  const Result other = solve(c.problem, o);
-  EXPECT_FALSE(a.plan == other.plan) << "a different seed must draw different anchors";
+  test::for_each_isa(
+      [&](Isa isa) {
+        o.seed = 11;
+        const Result a = solve(c.problem, o);
+        const Result b = solve(c.problem, o);
+        EXPECT_EQ(a.isa, to_string(isa));
+        ASSERT_EQ(a.plan.size(), b.plan.size());
+        EXPECT_TRUE(a.plan == b.plan)
+            << "same seed, threads and target must reproduce the plan bitwise";
+        EXPECT_EQ(a.log.size(), b.log.size());
+        o.seed = 12;
+        const Result other = solve(c.problem, o);
+        EXPECT_FALSE(a.plan == other.plan) << "a different seed must draw different anchors";
+      });
+}
+
+TEST(Spiral, EveryTargetAligns400x500WithLandmarks) {
+  // The dispatched kernels (Sinkhorn rows, cost GEMM) of each target run the whole loop.
+  const SpiralCase c = spiral_problem(400, 500, 1);
+  test::for_each_isa([&](Isa) {
+    const Result r = solve(c.problem, spiral_options(DistanceMode::kLandmark));
+    EXPECT_TRUE(r.ok()) << r.message;
+    EXPECT_GE(abs_rho(c, r), kMinAbsRho) << r.brief_report();
+    EXPECT_NEAR(r.plan_mass, 1.0, 1e-4);
+  });
 }
 
 TEST(Spiral, TopKOutputKeepsTheLargestEntries) {
@@ -367,6 +384,22 @@ TEST(Variants, FusedWeightOneEqualsPlainSinkhornOnTheFeatureCost) {
   }
 }
 
+TEST(Variants, PlainOtReportsConvergedOnlyWhenSinkhornReachedItsTolerance) {
+  const OtCase c = ot_case(1);
+  Options o;
+  o.fused_weight = 1.0;
+  o.epsilon = 0.05;
+  o.precision = Precision::kF64;
+  const Result converged = solve(c.problem, o);
+  EXPECT_EQ(converged.termination, Termination::kConverged) << converged.message;
+  EXPECT_NE(converged.message.find("converged"), std::string::npos) << converged.message;
+  o.polish_sinkhorn_iterations = 1;  // one iteration cannot reach 1e-6 from zero potentials
+  o.polish_sinkhorn_tolerance = 1e-12;
+  const Result cut = solve(c.problem, o);
+  EXPECT_EQ(cut.termination, Termination::kMaxIterations) << cut.message;
+  EXPECT_TRUE(cut.ok());  // a usable plan, honestly labelled
+}
+
 TEST(Variants, SemiRelaxedLeavesTheTargetMarginalFree) {
   OtCase c = ot_case(2);
   // Make the first five target columns much cheaper: a free target marginal piles mass there.
@@ -454,6 +487,44 @@ TEST(Errors, InvalidOptionsNameTheField) {
   with([](Options& o) { o.top_k = 0; }, "top_k");
   with([](Options& o) { o.threads = -1; }, "threads");
   EXPECT_TRUE(Options().is_valid());
+}
+
+TEST(Errors, OptionsThatAnotherOptionMakesInertAreRejected) {
+  const SpiralCase c = spiral_problem(50, 60, 1);
+  auto rejected = [&](auto change, const std::string& field) {
+    Options o;
+    change(o);
+    std::string why;
+    EXPECT_FALSE(o.is_valid(&why)) << field;
+    EXPECT_NE(why.find(field), std::string::npos) << why;
+    expect_error([&] { solve(c.problem, o); }, ErrorCode::kInvalidArgument, field);
+  };
+  rejected(
+      [](Options& o) {
+        o.restarts = 3;
+        o.restart_iterations = o.max_iterations;
+      },
+      "restart_iterations");
+  rejected(
+      [](Options& o) {
+        o.partial_mass = 20.0;
+        o.slack = false;
+      },
+      "slack = false");
+  rejected([](Options& o) { o.device = 1; }, "device");
+  // The same fields alone, or in combinations where they act, are fine.
+  Options o;
+  o.restarts = 3;
+  o.restart_iterations = 10;
+  EXPECT_TRUE(o.is_valid());
+  o.restart_iterations = o.max_iterations;
+  o.restarts = 1;
+  EXPECT_TRUE(o.is_valid());  // restart_iterations is inert only when probing is asked for
+  o.partial_mass = 20.0;
+  EXPECT_TRUE(o.is_valid());
+  o.partial_mass.reset();
+  o.slack = false;
+  EXPECT_TRUE(o.is_valid());
 }
 
 TEST(Errors, MismatchedShapesAndMissingInputs) {

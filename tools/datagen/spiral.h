@@ -1,5 +1,5 @@
 // Synthetic benchmark data: the spiral -> swiss roll task of the reference solver
-// (BENCHMARKS.md section 1).
+// (bench/README.md, spiral).
 #pragma once
 
 #include <cstdint>

@@ -55,8 +55,9 @@ report) and the report's scalars as attributes of /. With --write-into-source OU
 of SOURCE (h5ad) with obsm/gw_plan, obsm/gw_match and uns/gw added; anndata reads it.
 Nothing is written at OUT unless the whole run succeeds.
 
-Exit status: 0 ok, 64 usage, 65 bad data, 66 missing input, 69 not compiled (e.g. --backend
-cuda without CUDA), 73 cannot create output, 74 I/O error.
+Exit status: 0 ok, 64 usage, 65 bad data (also: the solve became non-finite; nothing is written),
+66 missing input, 69 not compiled (e.g. --backend cuda without CUDA), 73 cannot create output,
+74 I/O error.
 )";
 
 using Scalar = std::variant<double, std::int64_t, bool, std::string>;
@@ -369,6 +370,7 @@ int run_align(int argc, char** argv) {
   }
   problem.source_weights = source.weights;
   problem.target_weights = target.weights;
+  check_geometry_flags(flags, problem.source.kind(), problem.target.kind());
   run.source_rep = need_geometry ? source.rep : "";
   run.target_rep = need_geometry ? target.rep : "";
   run.source_description = source.description;
@@ -395,6 +397,13 @@ int run_align(int argc, char** argv) {
   progress.status("solving (kNN graphs and distances first)");
   const Result result = solve(problem, options);
   progress.finish();
+  if (options.multiscale && !result.multiscale_used) {
+    // Not an error: the run is the same as without the flag, and scripts over many sizes pass it.
+    std::cerr << "gwalign: warning: --multiscale had no effect: a coarse level needs both sides "
+                 "larger than 2 x --multiscale-size = "
+              << 2 * options.multiscale_size << " nodes (n = " << result.n << ", k = " << result.k
+              << ")\n";
+  }
 
   if (!source.truth.empty() && !target.truth.empty()) {
     std::vector<double> matched(result.matching.size());
@@ -403,6 +412,13 @@ int run_align(int argc, char** argv) {
     run.truth = source.truth_spec + " vs " + target.truth_spec;
   }
 
+  // A non-finite solve has no plan worth keeping: nothing is written (the output temporaries are
+  // removed as the error unwinds) and the exit status says so.
+  GW_CHECK_CODE(result.termination != Termination::kNonFinite,
+                ErrorCode::kBadData,
+                "the solve became non-finite (" << result.message
+                                                << "); nothing was written; try a larger --eps, "
+                                                   "--precision f64, or check the inputs' scale");
   if (h5ad) {
     write_into_source(*h5ad, result, run);
     h5ad->commit();
@@ -455,8 +471,7 @@ int run_align(int argc, char** argv) {
               report ? report->path().c_str() : "");
   if (!result.ok()) {
     std::fprintf(stderr,
-                 "gwalign: warning: the solve ended with '%s': %s; the plan written is the last "
-                 "finite iterate (try a larger --eps or --precision f64)\n",
+                 "gwalign: warning: the solve ended with '%s': %s\n",
                  std::string(to_string(result.termination)).c_str(),
                  result.message.c_str());
   }

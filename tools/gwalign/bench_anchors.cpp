@@ -23,72 +23,10 @@
 #include "core/timer.h"
 #include "distances/providers.h"
 #include "graph/knn.h"
-
-#if defined(__AVX512F__) || defined(__FMA__)
-#include <immintrin.h>
-#endif
+#include "tools/gwalign/kernels/fma_peak_kernels_impl.h"
 
 namespace gw::cli {
 namespace {
-
-// Peak float32 multiply-add rate of `threads` threads, in flop/s: independent FMA chains on the
-// widest vectors the build targets (enough chains to cover the FMA latency), best of 5 passes.
-double measure_fma_peak(int threads) {
-  constexpr int kChains = 16;
-  constexpr std::int64_t kSteps = 1 << 22;
-  double best = 0.0;
-  for (int pass = 0; pass < 5; ++pass) {
-    double total_flops = 0.0;
-    Stopwatch watch;
-#pragma omp parallel num_threads(threads) reduction(+ : total_flops)
-    {
-      float sink = 0.0f;
-      // Distinct starting values, or the compiler folds identical chains into one.
-#if defined(__AVX512F__)
-      constexpr int kLanes = 16;
-      __m512 acc[kChains];
-      for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(1.0f + 1e-3f * c);
-      const __m512 x = _mm512_set1_ps(0.999999f);
-      const __m512 y = _mm512_set1_ps(1e-7f);
-      for (std::int64_t step = 0; step < kSteps; ++step) {
-        for (auto& a : acc) a = _mm512_fmadd_ps(a, x, y);
-      }
-      alignas(64) float lanes[kLanes];
-      for (auto& a : acc) {
-        _mm512_store_ps(lanes, a);
-        for (float v : lanes) sink += v;
-      }
-#elif defined(__FMA__)
-      constexpr int kLanes = 8;
-      __m256 acc[kChains];
-      for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(1.0f + 1e-3f * c);
-      const __m256 x = _mm256_set1_ps(0.999999f);
-      const __m256 y = _mm256_set1_ps(1e-7f);
-      for (std::int64_t step = 0; step < kSteps; ++step) {
-        for (auto& a : acc) a = _mm256_fmadd_ps(a, x, y);
-      }
-      alignas(32) float lanes[kLanes];
-      for (auto& a : acc) {
-        _mm256_store_ps(lanes, a);
-        for (float v : lanes) sink += v;
-      }
-#else
-      constexpr int kLanes = 1;
-      float acc[kChains];
-      for (int c = 0; c < kChains; ++c) acc[c] = 1.0f + 1e-3f * c;
-      for (std::int64_t step = 0; step < kSteps; ++step) {
-        for (auto& a : acc) a = a * 0.999999f + 1e-7f;
-      }
-      for (float a : acc) sink += a;
-#endif
-      volatile float keep = sink;
-      (void)keep;
-      total_flops += 2.0 * kLanes * kChains * static_cast<double>(kSteps);
-    }
-    best = std::max(best, total_flops / watch.seconds());
-  }
-  return best;
-}
 
 int run_bench_anchors(int argc, char** argv) {
   cxxopts::Options options(argv[0],
@@ -178,7 +116,7 @@ int run_bench_anchors(int argc, char** argv) {
       out_bytes / write_bandwidth + (in_bytes > 0.0 ? in_bytes / read_bandwidth : 0.0);
   const double flops =
       landmark != nullptr ? 2.0 * n * m * static_cast<double>(landmark->num_landmarks()) : 0.0;
-  const double fma_peak = flops > 0.0 ? measure_fma_peak(threads.count()) : 0.0;
+  const double fma_peak = flops > 0.0 ? measure_fma_peak<float>(threads.count(), 5) : 0.0;
   const double flops_seconds = flops > 0.0 ? flops / fma_peak : 0.0;
   const double floor_seconds = std::max(bytes_seconds, flops_seconds);
 

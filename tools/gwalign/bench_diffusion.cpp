@@ -36,44 +36,10 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "tools/gwalign/kernels/fma_peak_kernels_impl.h"
 
 namespace gw::cli {
 namespace {
-
-// Peak multiply-add rate (flops/s, 2 per FMA) of `threads` threads on T: 16 independent chains of
-// 64-byte vectors per thread (the register width the diffusion kernel uses; 512-bit with
-// AVX-512), enough to cover the FMA latency on two ports. Written with explicit vector types
-// because the plain loop is compiled for 256-bit registers under -march=native on this CPU, which
-// would halve the peak and flatter the ratio.
-template <typename T>
-double measure_fma_peak(int threads) {
-  typedef T V __attribute__((vector_size(64)));
-  constexpr int kChains = 16;
-  constexpr std::int64_t kIterations = std::int64_t{1} << 22;
-  double best = 0.0;
-  volatile T keep = 0;
-  for (int pass = 0; pass < 3; ++pass) {
-    Stopwatch watch;
-    T sink = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-    {
-      V acc[kChains];
-      for (int i = 0; i < kChains; ++i) acc[i] = V{} + (T(1) + T(i) * T(1e-3));
-      const V a = V{} + T(0.999999);
-      const V b = V{} + T(1e-7);
-      for (std::int64_t it = 0; it < kIterations; ++it) {
-#pragma GCC unroll 16
-        for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * a + b;
-      }
-      for (int i = 0; i < kChains; ++i) sink += acc[i][0];
-    }
-    keep = keep + sink;
-    const double lanes = 64.0 / sizeof(T);
-    const double flops = 2.0 * kChains * lanes * static_cast<double>(kIterations) * threads;
-    best = std::max(best, flops / watch.seconds());
-  }
-  return best;
-}
 
 // Graph b of a batch as a batch of one.
 struct OneGraph {

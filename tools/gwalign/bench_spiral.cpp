@@ -1,4 +1,4 @@
-// `gwalign bench spiral`: the reference solver's headline benchmark (BENCHMARKS.md section 1):
+// `gwalign bench spiral`: the reference solver's headline benchmark (bench/README.md, spiral):
 // a noisy 2-D spiral of n points aligned to a 3-D swiss roll of k points. Quality is |Spearman rho|
 // between the source angles and the angles of their argmax-matched target points. Time is the
 // whole gw::solve call from points (kNN graphs, distance setup, loop, loss).

@@ -8,8 +8,10 @@
 #include <iomanip>
 #include <memory>
 
+#include "core/config.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/isa.h"
 #include "core/json.h"
 #include "core/timer.h"
 
@@ -117,7 +119,13 @@ void add_common_bench_options(cxxopts::Options& options, int default_reps) {
   // clang-format on
 }
 
-BenchReport::BenchReport(std::string what) { put("what", std::move(what)); }
+BenchReport::BenchReport(std::string what) {
+  put("what", std::move(what));
+  // Which instruction-set target the CPU kernels run (core/isa.h), and whether the non-kernel
+  // code was built for this machine only: figures from different builds stay comparable.
+  put("isa", std::string(to_string(active_isa())));
+  put("native_build", static_cast<bool>(GW_NATIVE_BUILD));
+}
 
 BenchReport& BenchReport::put(const std::string& name, Value v) {
   for (auto& field : fields_) {

@@ -253,9 +253,86 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.support_cells = flags["support-cells"].as<Index>();
   o.support_regrow_every = flags["support-regrow-every"].as<int>();
 
+  check_inert_flags(flags, o);
   std::string why;
   GW_CHECK(o.is_valid(&why), "invalid option: " << why << " (see --help)");
   return o;
+}
+
+void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
+  auto given = [&](const char* flag) { return flags.count(flag) > 0; };
+  // `flag` is given but `reason` makes it do nothing: a usage error naming both and the fix.
+  auto reject_if = [&](bool inert, const char* flag, const std::string& reason) {
+    GW_CHECK(!(inert && given(flag)), "--" << flag << " has no effect " << reason);
+  };
+  reject_if(o.plan_format == PlanFormat::kDense, "top-k",
+            "with --dense (the dense plan keeps every entry); drop one of them");
+  reject_if(o.backend == Backend::kCpu, "device",
+            "with --backend cpu; add --backend cuda or drop --device");
+  reject_if(!o.multiscale, "multiscale-size", "without --multiscale; add --multiscale or drop it");
+  reject_if(!o.compute_gw_loss, "loss-anchors", "with --no-loss; drop one of them");
+  reject_if(o.restarts <= 1, "restart-iter", "without --restarts > 1; add --restarts N or drop it");
+  reject_if(o.plateau_improvement == 0.0, "plateau-patience",
+            "with --plateau-improvement 0 (the plateau test is off)");
+  reject_if(o.polish_iterations == 0, "polish-sinkhorn-max-iter", "with --polish-iter 0");
+  reject_if(o.polish_iterations == 0, "polish-sinkhorn-tol", "with --polish-iter 0");
+  reject_if(o.warmup_iterations == 0 && o.polish_iterations == 0, "warmup-anchors",
+            "with --warmup-iter 0 and --polish-iter 0 (no iteration draws them)");
+  // The sparse path returns its own CSR plan and has its own coarse level; its settings do nothing
+  // on the dense path.
+  const bool sparse_only = o.support == Support::kSparse;
+  reject_if(sparse_only, "dense", "with --support sparse (the plan is CSR); drop one of them");
+  reject_if(sparse_only, "top-k",
+            "with --support sparse (rows keep up to --support-size entries); use --support-size");
+  reject_if(sparse_only, "multiscale",
+            "with --support sparse (it aligns coarse cells first anyway); drop --multiscale");
+  for (const char* flag : {"support-size", "support-cells", "support-regrow-every"}) {
+    reject_if(o.support == Support::kDense, flag, "with --support dense; drop one of them");
+  }
+  // With an explicit --mode, the settings of the other modes and of auto do nothing.
+  if (o.distance_mode) {
+    const std::string mode(to_string(*o.distance_mode));
+    reject_if(true, "precomputed-max-nodes", "with --mode " + mode + " (it tunes --mode auto)");
+    reject_if(*o.distance_mode != DistanceMode::kLandmark, "landmarks",
+              "with --mode " + mode + " (it sets --mode landmark)");
+    reject_if(*o.distance_mode != DistanceMode::kDijkstra, "dijkstra-cache-mb",
+              "with --mode " + mode + " (it sets --mode dijkstra)");
+  }
+}
+
+void check_geometry_flags(const cxxopts::ParseResult& flags,
+                          Geometry::Kind source,
+                          Geometry::Kind target) {
+  auto any = [&](Geometry::Kind kind) { return source == kind || target == kind; };
+  const bool points = any(Geometry::Kind::kPoints);
+  // Distances are computed (and --mode and its settings act) only for points and graphs.
+  const bool computed = points || any(Geometry::Kind::kGraph);
+  auto name = [](Geometry::Kind kind) {
+    switch (kind) {
+      case Geometry::Kind::kPoints:
+        return "points";
+      case Geometry::Kind::kGraph:
+        return "a graph";
+      case Geometry::Kind::kDistances:
+      case Geometry::Kind::kProvider:
+        return "distances";
+      case Geometry::Kind::kNodes:
+      case Geometry::Kind::kNone:
+        break;
+    }
+    return "features only";
+  };
+  const std::string sides =
+      std::string("(SOURCE is ") + name(source) + ", TARGET " + name(target) + ")";
+  GW_CHECK(points || !flags.count("knn"),
+           "--knn has no effect: it builds the kNN graph of a point cloud, and neither side is one "
+               << sides << "; drop --knn");
+  for (const char* flag :
+       {"mode", "landmarks", "dijkstra-cache-mb", "precomputed-max-nodes"}) {
+    GW_CHECK(computed || !flags.count(flag),
+             "--" << flag << " has no effect: distances are given, not computed " << sides
+                  << "; drop --" << flag);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "solver/options.h"
+#include "solver/problem.h"
 
 namespace gw::cli {
 
@@ -35,6 +36,20 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags);
 // A byte count from a flag: a non-negative number with an optional K, M, G or T suffix (powers of
 // 1024). Throws kInvalidArgument naming `flag` otherwise.
 std::size_t parse_byte_size(const std::string& text, std::string_view flag);
+
+// Usage errors (kInvalidArgument, exit 64) for solver flags that another flag makes inert, e.g.
+// --top-k with --dense, --device with --backend cpu, --multiscale-size without --multiscale,
+// --landmarks with --mode precomputed. Only flags given on the command line are checked (a
+// default never conflicts). Called by solver_options_from_flags; Options::is_valid covers the
+// combinations a library caller can make too (restarts, partial mass without slack).
+void check_inert_flags(const cxxopts::ParseResult& flags, const Options& options);
+
+// Usage errors for geometry flags that the loaded inputs make inert: --knn when neither side is a
+// point cloud; --mode, --landmarks, --dijkstra-cache-mb, --precomputed-max-nodes when both sides
+// are given as distances (or features only, with --fused-weight 1).
+void check_geometry_flags(const cxxopts::ParseResult& flags,
+                          Geometry::Kind source,
+                          Geometry::Kind target);
 
 // Shortest text that reads back as exactly `value` ("0.001", "1e-05", "inf").
 std::string format_number(double value);

@@ -9,6 +9,7 @@
 // into one-line messages and sysexits codes by main().
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,12 @@ bool register_bench(const Command& command);
 // Registered commands, sorted by name.
 std::vector<Command> commands();
 std::vector<Command> benches();
+
+// cxxopts 3.1 only accepts long options of two or more characters, but our flags follow the
+// reference tools' spelling (--n, --k, --d, --M). A one-character option is declared as a short
+// option, and "--x" / "--x=value" are rewritten to "-x" / "-x value" before parsing. argv[0] is
+// kept as is. Pure function of its input (fuzzed by tests/fuzz/cli_args.cpp).
+std::vector<std::string> normalize_arguments(int argc, const char* const* argv);
 
 }  // namespace gw::cli
 

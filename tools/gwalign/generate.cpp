@@ -18,7 +18,7 @@ namespace gw::cli {
 namespace {
 
 constexpr const char* kGenerateHelp = R"(
-Data (BENCHMARKS.md section 1): r = linspace(0.3, 1.0, n), theta = linspace(0, 9, n),
+Data (bench/README.md, spiral): r = linspace(0.3, 1.0, n), theta = linspace(0, 9, n),
   spiral     2-D: x = (r + e0) cos(theta), y = (r + e1) sin(theta), e ~ N(0, noise^2)
   swissroll  3-D: the same spiral with its own noise, coordinates (x, h, y), h ~ U(0, 1)
 The ground truth is theta of each point. Same kind, n, seed and noise: the same file contents.

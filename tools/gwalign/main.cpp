@@ -2,7 +2,6 @@
 // errors into one-line messages with sysexits-style exit codes. No algorithm lives here.
 #include <cxxopts.hpp>
 
-#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -13,6 +12,7 @@
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/isa.h"
 
 namespace {
 
@@ -28,26 +28,6 @@ void print_usage(std::ostream& out) {
          "  --version   print the version and build configuration\n";
 }
 
-// cxxopts 3.1 only accepts long options of two or more characters, but our flags follow the
-// reference tools' spelling (--n, --k, --d, --M). A one-character option is declared as a short
-// option, and "--x" / "--x=value" are rewritten to "-x" / "-x value" before parsing.
-std::vector<std::string> normalize_arguments(int argc, char** argv) {
-  std::vector<std::string> args;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool one_letter = arg.size() >= 3 && arg[0] == '-' && arg[1] == '-' &&
-                            std::isalnum(static_cast<unsigned char>(arg[2])) &&
-                            (arg.size() == 3 || arg[3] == '=');
-    if (i == 0 || !one_letter) {
-      args.push_back(arg);
-      continue;
-    }
-    args.push_back(arg.substr(1, 2));
-    if (arg.size() > 3) args.push_back(arg.substr(4));
-  }
-  return args;
-}
-
 int dispatch(int argc, char** argv) {
   if (argc < 2) {
     print_usage(std::cerr);
@@ -59,8 +39,15 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (first == "--version" || first == "version") {
+    std::string targets;
+    for (gw::Isa isa : gw::compiled_isas()) {
+      targets += targets.empty() ? "" : ",";
+      targets += gw::to_string(isa);
+    }
     std::cout << "gwalign " << GW_VERSION_STRING << " (cuda: " << (GW_HAS_CUDA ? "yes" : "no")
-              << ", openmp: " << (GW_HAS_OPENMP ? "yes" : "no") << ")\n";
+              << ", openmp: " << (GW_HAS_OPENMP ? "yes" : "no") << ", kernels: " << targets
+              << ", native build: " << (GW_NATIVE_BUILD ? "yes" : "no") << ")\n"
+              << "cpu kernels run: " << gw::isa_description() << "\n";
     return 0;
   }
   for (const auto& command : gw::cli::commands()) {
@@ -78,7 +65,7 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    std::vector<std::string> storage = normalize_arguments(argc, argv);
+    std::vector<std::string> storage = gw::cli::normalize_arguments(argc, argv);
     std::vector<char*> args;
     for (auto& arg : storage) args.push_back(arg.data());
     args.push_back(nullptr);
