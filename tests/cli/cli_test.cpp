@@ -921,6 +921,17 @@ TEST_F(BadInputs, MemoryLimitTooSmallForEitherSupportFailsBeforeWriting) {
                  out_dir());
 }
 
+TEST_F(BadInputs, SupportFlagsThatDoNothingAreUsageErrors) {
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "dense", "--support-size", "8"},
+                 64,
+                 {"--support-size", "--support dense"},
+                 out_dir());
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "sparse", "--dense"},
+                 64,
+                 {"--dense", "--support sparse"},
+                 out_dir());
+}
+
 TEST_F(BadInputs, UnknownSupportNameIsAUsageError) {
   expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "diagonal"},
                  64,
