@@ -8,6 +8,11 @@ gwalign_install_deps() {
     libgtest-dev libgmock-dev libbenchmark-dev
     python3-anndata python3-h5py python3-numpy python3-scipy python3-sklearn python3-pot
     python3-networkx python3-tables
+    # The Python package (python/) and its tests: build, pytest, the offline wheel build, the
+    # progress bar and the plotting example. python3-torch is optional (gwalign.torchgw returns
+    # torch tensors when it is installed) and not installed here: it pulls in ~1 GB.
+    pybind11-dev python3-dev python3-pytest python3-pip python3-setuptools python3-wheel
+    python3-tqdm python3-matplotlib
   )
   local missing=()
   for p in "${packages[@]}"; do
