@@ -568,6 +568,9 @@ void register_errors(py::module_& m) {
 }
 
 }  // namespace
+
+void bind_cellgraph(py::module_& parent);  // cellgraph.cpp
+
 }  // namespace gw::python
 
 PYBIND11_MODULE(_core, m) {
@@ -578,6 +581,7 @@ PYBIND11_MODULE(_core, m) {
   register_errors(m);
   bind_options(m);
   bind_results(m);
+  bind_cellgraph(m);
   m.def("side_points", &side_points, py::arg("points"), py::arg("what"));
   m.def("side_graph",
         &side_graph,
