@@ -35,25 +35,24 @@ SideGeometry side_from_csr_graph(Index n,
                                  std::span<const Index> indices,
                                  std::span<const float> lengths,
                                  const std::string& what) {
-  GW_CHECK_CODE(indptr.size() == static_cast<std::size_t>(n) + 1 &&
-                    indices.size() == lengths.size() &&
-                    static_cast<std::size_t>(indptr.back()) == indices.size(),
-                ErrorCode::kBadData,
-                what << ": CSR arrays do not fit together (indptr has " << indptr.size()
-                     << " entries for " << n << " rows, " << indices.size() << " indices, "
-                     << lengths.size() << " values)");
+  GW_CHECK_CODE(
+      indptr.size() == static_cast<std::size_t>(n) + 1 && indices.size() == lengths.size() &&
+          static_cast<std::size_t>(indptr.back()) == indices.size(),
+      ErrorCode::kBadData,
+      what << ": CSR arrays do not fit together (indptr has " << indptr.size() << " entries for "
+           << n << " rows, " << indices.size() << " indices, " << lengths.size() << " values)");
   std::vector<Index> src(indices.size());
   for (Index i = 0; i < n; ++i) {
-    GW_CHECK_CODE(indptr[i] <= indptr[i + 1],
-                  ErrorCode::kBadData,
-                  what << ": indptr decreases at row " << i);
+    GW_CHECK_CODE(
+        indptr[i] <= indptr[i + 1], ErrorCode::kBadData, what << ": indptr decreases at row " << i);
     std::fill(src.begin() + indptr[i], src.begin() + indptr[i + 1], i);
   }
   BuildOptions options;
   options.symmetrize = true;
   options.self_loops = SelfLoopPolicy::kDrop;
-  CsrGraph graph = prefixed(what + " (weights are edge lengths, must be finite >= 0)",
-                            [&] { return build_csr(n, EdgeListView{src, indices, lengths}, options); });
+  CsrGraph graph = prefixed(what + " (weights are edge lengths, must be finite >= 0)", [&] {
+    return build_csr(n, EdgeListView{src, indices, lengths}, options);
+  });
   SideGeometry side;
   side.description = "graph, " + std::to_string(n) + " nodes, " +
                      std::to_string(graph.num_edges() / 2) + " undirected edges";
@@ -61,11 +60,8 @@ SideGeometry side_from_csr_graph(Index n,
   return side;
 }
 
-SideGeometry side_from_distance_matrix(std::vector<float> matrix,
-                                       Index n,
-                                       bool sparse,
-                                       int threads,
-                                       const std::string& what) {
+SideGeometry side_from_distance_matrix(
+    std::vector<float> matrix, Index n, bool sparse, int threads, const std::string& what) {
   if (sparse) {
     // A sparse distance matrix lists the known distances; a node is at distance 0 from itself
     // whether or not the diagonal is stored.
@@ -91,10 +87,9 @@ DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
                                                std::int64_t d) {
   GW_CHECK(source.size() == static_cast<std::size_t>(n) * d &&
                target.size() == static_cast<std::size_t>(k) * d,
-           "feature matrices must be n x d and k x d (got " << source.size() << " and "
-                                                           << target.size() << " values for n = "
-                                                           << n << ", k = " << k << ", d = " << d
-                                                           << ")");
+           "feature matrices must be n x d and k x d (got "
+               << source.size() << " and " << target.size() << " values for n = " << n
+               << ", k = " << k << ", d = " << d << ")");
   std::vector<double> cost(static_cast<std::size_t>(n) * k);
   std::vector<double> target_norm(k);
   for (Index j = 0; j < k; ++j) {

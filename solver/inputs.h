@@ -37,11 +37,8 @@ SideGeometry side_from_csr_graph(Index n,
 // a sparse one whose missing entries are unreachable (the caller put +inf there); the diagonal is
 // then set to 0. Validated (square, non-negative, symmetric, finite or +inf) with `threads`
 // threads; errors are prefixed with `what`.
-SideGeometry side_from_distance_matrix(std::vector<float> matrix,
-                                       Index n,
-                                       bool sparse,
-                                       int threads,
-                                       const std::string& what);
+SideGeometry side_from_distance_matrix(
+    std::vector<float> matrix, Index n, bool sparse, int threads, const std::string& what);
 
 // C_feat[i][j] = |f_i - g_j|^2 / max over all pairs between source features f (n x d, row-major)
 // and target features g (k x d), so the cost is in [0, 1] like the GW term (all zeros stay zero).

@@ -11,7 +11,7 @@ sampled-GW package's sampled_gw / build_knn_graph). Graph-cell kernels: gwalign.
 
 from . import _core
 from ._align import (Options, Result, align, align_anndata, gw_loss, knn_graph, make_options,
-                     option_names)
+                     option_names, options_dict)
 
 Progress = _core.Progress
 __version__ = _core.__version__
@@ -19,4 +19,4 @@ __version__ = _core.__version__
 has_cuda = _core.has_cuda
 
 __all__ = ["Options", "Progress", "Result", "align", "align_anndata", "gw_loss", "knn_graph",
-           "make_options", "option_names", "__version__", "has_cuda"]
+           "make_options", "option_names", "options_dict", "__version__", "has_cuda"]

@@ -19,7 +19,8 @@ import numpy as np
 from . import _core
 from ._progress import make_progress
 
-__all__ = ["Options", "Result", "align", "align_anndata", "knn_graph", "gw_loss", "option_names"]
+__all__ = ["Options", "Result", "align", "align_anndata", "knn_graph", "gw_loss", "option_names",
+           "make_options", "options_dict"]
 
 Options = _core.Options
 
@@ -56,7 +57,15 @@ def make_options(options=None, **fields):
 
 
 def options_dict(options):
+    """The fields of an Options object as a dict (name -> value)."""
     return {name: getattr(options, name) for name in option_names()}
+
+
+def _options_repr(self):
+    return "gwalign.Options(%s)" % ", ".join("%s=%r" % kv for kv in options_dict(self).items())
+
+
+Options.__repr__ = _options_repr
 
 
 def _is_sparse(x):

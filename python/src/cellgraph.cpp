@@ -72,14 +72,17 @@ class PyEdgeMasker {
     for (RemovedEdges& r : removed) {
       const auto n_pos = static_cast<py::ssize_t>(r.positions.size());
       const auto n_ptr = static_cast<py::ssize_t>(r.ptr.size());
-      out.append(py::make_tuple(take(std::move(r.positions), {n_pos}),
-                                take(std::move(r.ptr), {n_ptr})));
+      out.append(
+          py::make_tuple(take(std::move(r.positions), {n_pos}), take(std::move(r.ptr), {n_ptr})));
     }
     return out;
   }
 
   // Writes into `out` (uint8 or bool, C-contiguous, B * E_t entries) when given: no copy.
-  py::array keep_mask(int type, const py::handle& ids, const py::handle& ptr, py::object out) const {
+  py::array keep_mask(int type,
+                      const py::handle& ids,
+                      const py::handle& ptr,
+                      py::object out) const {
     const auto i = contiguous<Index>(ids);
     const auto p = contiguous<Offset>(ptr);
     const PerturbationBatch batch{view(i), view(p)};
@@ -125,8 +128,8 @@ class PyHeatDiffusion {
     const auto s = contiguous<Index>(src), d = contiguous<Index>(dst);
     std::optional<py::array_t<float, py::array::c_style>> w;
     if (!weights.is_none()) w = contiguous<float>(weights);
-    DiffusionGraphs graphs{view(nodes), view(ptr), view(s), view(d),
-                           w ? view(*w) : std::span<const float>()};
+    DiffusionGraphs graphs{
+        view(nodes), view(ptr), view(s), view(d), w ? view(*w) : std::span<const float>()};
     py::gil_scoped_release release;
     op_ = std::make_unique<HeatDiffusion>(graphs, seq_len, options);
   }
@@ -134,9 +137,9 @@ class PyHeatDiffusion {
   // y = exp(-beta L) x for x [B, S, C]; x is read in place when C-contiguous of its own float
   // type; y is `out` when given (same shape and dtype as x, C-contiguous; no copy), else new.
   py::array apply(const py::array& x, py::object out) const {
-    GW_CHECK(x.ndim() == 3 && x.shape(0) == op_->num_graphs() && x.shape(1) == op_->seq_len(),
-             "x must be [B, S, C] = [" << op_->num_graphs() << ", " << op_->seq_len()
-                                       << ", channels]");
+    GW_CHECK(
+        x.ndim() == 3 && x.shape(0) == op_->num_graphs() && x.shape(1) == op_->seq_len(),
+        "x must be [B, S, C] = [" << op_->num_graphs() << ", " << op_->seq_len() << ", channels]");
     if (py::isinstance<py::array_t<double>>(x)) return run<double>(x, out);
     return run<float>(x, out);
   }
@@ -205,8 +208,10 @@ void bind_cellgraph(py::module_& parent) {
            py::arg("ids"),
            py::arg("ptr"),
            py::arg("out") = py::none())
-      .def_property_readonly("num_nodes", [](const PyEdgeMasker& e) { return e.masker().num_nodes(); })
-      .def_property_readonly("num_types", [](const PyEdgeMasker& e) { return e.masker().num_types(); })
+      .def_property_readonly("num_nodes",
+                             [](const PyEdgeMasker& e) { return e.masker().num_nodes(); })
+      .def_property_readonly("num_types",
+                             [](const PyEdgeMasker& e) { return e.masker().num_types(); })
       .def("num_edges", [](const PyEdgeMasker& e, int type) { return e.masker().num_edges(type); })
       .def("name", [](const PyEdgeMasker& e, int type) { return e.masker().name(type); });
 
@@ -222,8 +227,13 @@ void bind_cellgraph(py::module_& parent) {
       .def_readwrite("threads", &DiffusionOptions::threads);
 
   py::class_<PyHeatDiffusion>(m, "HeatDiffusion")
-      .def(py::init<const py::handle&, const py::handle&, const py::handle&, const py::handle&,
-                    const py::object&, Index, const DiffusionOptions&>(),
+      .def(py::init<const py::handle&,
+                    const py::handle&,
+                    const py::handle&,
+                    const py::handle&,
+                    const py::object&,
+                    Index,
+                    const DiffusionOptions&>(),
            py::arg("num_nodes"),
            py::arg("edge_ptr"),
            py::arg("src"),

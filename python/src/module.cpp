@@ -38,6 +38,7 @@ namespace {
 // The gw::Options fields exposed to Python, one entry each; Python builds its keyword arguments
 // (gwalign.align(**options), gwalign.Options(...)) from this list, so a new field needs one line
 // here and nothing in the .py files. Plain fields convert as numbers / bools / None.
+// clang-format off
 #define GW_PY_PLAIN_OPTIONS(X)   \
   X(num_anchors)                 \
   X(warmup_iterations)           \
@@ -94,6 +95,7 @@ namespace {
   X(precision, precision_from_string)              \
   X(backend, backend_from_string)                  \
   X(distance_mode, distance_mode_from_string)
+// clang-format on
 
 template <typename Enum>
 std::string enum_name(const Enum& value) {
@@ -106,7 +108,10 @@ std::optional<std::string> enum_name(const std::optional<Enum>& value) {
 }
 
 template <typename Enum, typename Parse>
-void parse_enum(Enum& field, const std::optional<std::string>& name, Parse parse, const char* what) {
+void parse_enum(Enum& field,
+                const std::optional<std::string>& name,
+                Parse parse,
+                const char* what) {
   if (!name) throw py::value_error(std::string("Options.") + what + " cannot be None");
   const auto parsed = parse(*name);
   if (!parsed) {
@@ -143,12 +148,13 @@ void bind_options(py::module_& m) {
 #define GW_PY_PLAIN(field) options.def_readwrite(#field, &Options::field);
   GW_PY_PLAIN_OPTIONS(GW_PY_PLAIN)
 #undef GW_PY_PLAIN
-#define GW_PY_ENUM(field, parse)                                                         \
-  options.def_property(                                                                  \
-      #field,                                                                            \
-      [](const Options& o) { return enum_name(o.field); },                               \
-      [](Options& o, const std::optional<std::string>& name) {                           \
-        parse_enum(o.field, name, [](std::string_view s) { return parse(s); }, #field); \
+#define GW_PY_ENUM(field, parse)                                                 \
+  options.def_property(                                                          \
+      #field,                                                                    \
+      [](const Options& o) { return enum_name(o.field); },                       \
+      [](Options& o, const std::optional<std::string>& name) {                   \
+        parse_enum(                                                              \
+            o.field, name, [](std::string_view s) { return parse(s); }, #field); \
       });
   GW_PY_ENUM_OPTIONS(GW_PY_ENUM)
 #undef GW_PY_ENUM
@@ -326,8 +332,7 @@ std::shared_ptr<Result> run_solve(const std::shared_ptr<Side>& source,
                                   const py::object& initial_plan,
                                   Options options,
                                   const py::object& progress) {
-  GW_CHECK(!source->used && !target->used,
-           "a side was already used by a solve; build it again");
+  GW_CHECK(!source->used && !target->used, "a side was already used by a solve; build it again");
   Problem problem;
   if (!p.is_none()) problem.source_weights = vector_values(p);
   if (!q.is_none()) problem.target_weights = vector_values(q);
@@ -429,26 +434,26 @@ void bind_results(py::module_& m) {
       .def_property_readonly("timings",
                              [](const Result& r) {
                                py::dict d;
-                               for (const auto& [phase, s] : r.timings.entries()) d[phase.c_str()] = s;
+                               for (const auto& [phase, s] : r.timings.entries())
+                                 d[phase.c_str()] = s;
                                return d;
                              })
-      .def_property_readonly(
-          "log",
-          [](const Result& r) {
-            py::list rows;
-            for (const IterationRecord& it : r.log) {
-              py::dict d;
-              d["iteration"] = it.iteration;
-              d["cost"] = it.cost;
-              d["error"] = it.error;
-              d["epsilon"] = it.epsilon;
-              d["sinkhorn_iterations"] = it.sinkhorn_iterations;
-              d["sinkhorn_error"] = it.sinkhorn_error;
-              d["seconds"] = it.seconds;
-              rows.append(d);
-            }
-            return rows;
-          })
+      .def_property_readonly("log",
+                             [](const Result& r) {
+                               py::list rows;
+                               for (const IterationRecord& it : r.log) {
+                                 py::dict d;
+                                 d["iteration"] = it.iteration;
+                                 d["cost"] = it.cost;
+                                 d["error"] = it.error;
+                                 d["epsilon"] = it.epsilon;
+                                 d["sinkhorn_iterations"] = it.sinkhorn_iterations;
+                                 d["sinkhorn_error"] = it.sinkhorn_error;
+                                 d["seconds"] = it.seconds;
+                                 rows.append(d);
+                               }
+                               return rows;
+                             })
       // Views into the Result (no copy); each array keeps the Result alive.
       .def_property_readonly("plan_dense",
                              [](py::object self) -> py::object {
@@ -456,26 +461,25 @@ void bind_results(py::module_& m) {
                                if (r.plan.empty()) return py::none();
                                return view_of(r.plan.data(), {r.n, r.k}, self);
                              })
-      .def_property_readonly("plan_csr_arrays",
-                             [](py::object self) -> py::object {
-                               const auto& r = self.cast<const Result&>();
-                               if (r.plan_topk.row_offsets.empty()) return py::none();
-                               const auto& c = r.plan_topk;
-                               const auto nnz = static_cast<py::ssize_t>(c.values.size());
-                               return py::make_tuple(
-                                   view_of(c.values.data(), {nnz}, self),
-                                   view_of(c.col_indices.data(), {nnz}, self),
-                                   view_of(c.row_offsets.data(),
-                                           {static_cast<py::ssize_t>(c.row_offsets.size())},
-                                           self));
-                             })
-      .def_property_readonly("matching",
-                             [](py::object self) {
-                               const auto& r = self.cast<const Result&>();
-                               return view_of(r.matching.data(),
-                                              {static_cast<py::ssize_t>(r.matching.size())},
-                                              self);
-                             })
+      .def_property_readonly(
+          "plan_csr_arrays",
+          [](py::object self) -> py::object {
+            const auto& r = self.cast<const Result&>();
+            if (r.plan_topk.row_offsets.empty()) return py::none();
+            const auto& c = r.plan_topk;
+            const auto nnz = static_cast<py::ssize_t>(c.values.size());
+            return py::make_tuple(
+                view_of(c.values.data(), {nnz}, self),
+                view_of(c.col_indices.data(), {nnz}, self),
+                view_of(
+                    c.row_offsets.data(), {static_cast<py::ssize_t>(c.row_offsets.size())}, self));
+          })
+      .def_property_readonly(
+          "matching",
+          [](py::object self) {
+            const auto& r = self.cast<const Result&>();
+            return view_of(r.matching.data(), {static_cast<py::ssize_t>(r.matching.size())}, self);
+          })
       .def("brief_report", &Result::brief_report)
       .def("full_report", &Result::full_report)
       .def("to_json", &Result::to_json, py::arg("pretty") = true)
@@ -527,7 +531,7 @@ double exact_gw_loss(const py::array& dx, const py::array& dy, const py::array& 
   const auto n = static_cast<Index>(plan.shape(0)), k = static_cast<Index>(plan.shape(1));
   GW_CHECK(dx.shape(0) == n && dx.shape(1) == n && dy.shape(0) == k && dy.shape(1) == k,
            "gw_loss: Dx must be n x n and Dy k x k for an n x k plan (n = " << n << ", k = " << k
-                                                                           << ")");
+                                                                            << ")");
   const std::vector<double> x = matrix_values<double>(dx, "Dx");
   const std::vector<double> y = matrix_values<double>(dy, "Dy");
   const std::vector<double> t = matrix_values<double>(plan, "plan");
@@ -607,26 +611,25 @@ PYBIND11_MODULE(_core, m) {
         py::arg("initial_plan"),
         py::arg("options"),
         py::arg("progress"));
-  m.def("feature_cost_from_features",
-        [](const py::array& f, const py::array& g) {
-          GW_CHECK(f.ndim() == 2 && g.ndim() == 2 && f.shape(1) == g.shape(1),
-                   "features must be n x d and k x d arrays with the same d");
-          const auto n = static_cast<gw::Index>(f.shape(0));
-          const auto k = static_cast<gw::Index>(g.shape(0));
-          const std::vector<double> fv = matrix_values<double>(f, "source features");
-          const std::vector<double> gv = matrix_values<double>(g, "target features");
-          gw::DenseMatrix<double> cost;
-          {
-            py::gil_scoped_release release;
-            cost = gw::feature_cost_from_features(fv, n, gv, k, f.shape(1));
-          }
-          return array_from_vector(std::move(cost.values), {n, k});
-        });
+  m.def("feature_cost_from_features", [](const py::array& f, const py::array& g) {
+    GW_CHECK(f.ndim() == 2 && g.ndim() == 2 && f.shape(1) == g.shape(1),
+             "features must be n x d and k x d arrays with the same d");
+    const auto n = static_cast<gw::Index>(f.shape(0));
+    const auto k = static_cast<gw::Index>(g.shape(0));
+    const std::vector<double> fv = matrix_values<double>(f, "source features");
+    const std::vector<double> gv = matrix_values<double>(g, "target features");
+    gw::DenseMatrix<double> cost;
+    {
+      py::gil_scoped_release release;
+      cost = gw::feature_cost_from_features(fv, n, gv, k, f.shape(1));
+    }
+    return array_from_vector(std::move(cost.values), {n, k});
+  });
   m.def("knn_graph_arrays", &knn_graph_arrays, py::arg("points"), py::arg("k"), py::arg("connect"));
   m.def("spearman", [](const py::object& x, const py::object& y) {
     const std::vector<double> a = vector_values(x), b = vector_values(y);
-    GW_CHECK(a.size() == b.size(), "spearman: the samples have " << a.size() << " and " << b.size()
-                                                                 << " values");
+    GW_CHECK(a.size() == b.size(),
+             "spearman: the samples have " << a.size() << " and " << b.size() << " values");
     return gw::spearman(a, b);
   });
   m.def("gw_loss", &exact_gw_loss, py::arg("dx"), py::arg("dy"), py::arg("plan"));

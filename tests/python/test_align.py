@@ -174,6 +174,7 @@ def test_every_cpp_option_is_a_keyword_with_the_cpp_default():
     o = gwalign.Options()
     assert o.num_anchors == 50 and o.epsilon == 1e-3 and o.plan_format == "dense"
     assert o.distance_mode is None and o.partial_mass is None and o.rho_a == float("inf")
+    assert "num_anchors=50" in repr(o) and gwalign.options_dict(o)["knn"] == 30
     import inspect
     params = inspect.signature(gwalign.align).parameters
     assert all(name in params for name in names)
@@ -301,3 +302,12 @@ def test_gw_loss_equals_the_quadruple_sum():
 def test_version_and_cuda_flag():
     assert gwalign.__version__.count(".") == 2
     assert isinstance(gwalign.has_cuda, bool)
+
+
+def test_default_progress_is_a_tqdm_bar_on_stderr(capsys):
+    pytest.importorskip("tqdm", reason="tqdm (python3-tqdm) is not installed")
+    xs, xt, _, _ = spiral_pair()
+    gwalign.align(xs[:150], xt[:150], knn=5, max_iterations=60, check_every=1)
+    assert "gwalign" in capsys.readouterr().err
+    gwalign.align(xs[:150], xt[:150], knn=5, max_iterations=60, progress=False)
+    assert capsys.readouterr().err == ""

@@ -67,12 +67,12 @@ Geometry distances_geometry(const io::Reader& file,
                                       "points)");
   const Index n = checked_index(rows, where_text(where));
   const bool sparse = std::holds_alternative<io::CsrArray<float>>(matrix);
-  SideGeometry side = side_from_distance_matrix(
-      to_dense(std::move(matrix), std::numeric_limits<float>::infinity()),
-      n,
-      sparse,
-      request.threads,
-      "distance matrix " + where_text(where));
+  SideGeometry side =
+      side_from_distance_matrix(to_dense(std::move(matrix), std::numeric_limits<float>::infinity()),
+                                n,
+                                sparse,
+                                request.threads,
+                                "distance matrix " + where_text(where));
   description = std::move(side.description);
   return std::move(side.geometry);
 }
@@ -99,10 +99,8 @@ Geometry points_geometry(const io::Reader& file,
   GW_CHECK_CODE(cols >= 1 && cols <= std::numeric_limits<int>::max(),
                 ErrorCode::kBadData,
                 "points " << where_text(where) << " have " << cols << " columns");
-  SideGeometry side = side_from_points(to_dense(std::move(matrix), 0.0),
-                                       n,
-                                       static_cast<int>(cols),
-                                       "points " + where_text(where));
+  SideGeometry side = side_from_points(
+      to_dense(std::move(matrix), 0.0), n, static_cast<int>(cols), "points " + where_text(where));
   description = std::move(side.description);
   return std::move(side.geometry);
 }
