@@ -311,3 +311,17 @@ def test_default_progress_is_a_tqdm_bar_on_stderr(capsys):
     assert "gwalign" in capsys.readouterr().err
     gwalign.align(xs[:150], xt[:150], knn=5, max_iterations=60, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_python_options_cover_every_field_declared_in_options_h():
+    # A new gw::Options field must be added to GW_PY_*_OPTIONS in python/src/module.cpp (one
+    # line); this test reads solver/options.h so that forgetting it fails here.
+    import re
+    from conftest import SOURCE_DIR
+    text = (SOURCE_DIR / "solver/options.h").read_text()
+    body = text[text.index("struct Options {"):text.index("bool is_valid(")]
+    body = re.sub(r"//[^\n]*", "", body)
+    declared = set(re.findall(r"^\s*[\w:<>, ]+?\s+(\w+)\s*(?:=[^;]*)?;", body, re.M))
+    declared.discard("progress")  # a C++ callback; Python passes progress= to align()
+    assert declared, "no fields parsed from solver/options.h"
+    assert declared == set(gwalign.option_names())
