@@ -11,14 +11,16 @@ Returns a torch.Tensor (float64, on the CPU) when torch is importable, else a nu
 Parameter mapping onto gwalign.Options:
   M -> num_anchors, alpha -> momentum, max_iter -> max_iterations, tol -> tolerance,
   epsilon -> epsilon, k -> knn, min_iter_before_converge -> min_iterations,
-  n_landmarks -> num_landmarks, distance_mode -> distance_mode, fgw_alpha -> fused_weight
+  n_landmarks -> num_landmarks, distance_mode -> distance_mode, s_shared -> slack_shared,
+  fgw_alpha -> fused_weight
   (C_linear is the feature cost), semi_relaxed + rho -> rho_b = rho (the target marginal is
   relaxed), multiscale / n_coarse -> multiscale / multiscale_size, mixed_precision -> precision
   "f32" (else "f64"), lambda_ema_beta -> lambda_ema = 1 - beta (TorchGW's beta weighs the new
-  sample, gwalign's weighs the running average), device "cuda" -> backend "cuda".
+  sample, gwalign's weighs the running average; None and 0 mean no EMA, as there),
+  device "cuda" -> backend "cuda".
 Not supported (NotImplementedError naming the parameter): differentiable=True (no autograd
-through the C++ solver), s_shared other than None / min(N, K) (gwalign's slack mass is fixed),
-and the low-rank solver (sampled_lowrank_gw). Other gwalign options can be passed by name as
+through the C++ solver), the low-rank solver (sampled_lowrank_gw, any rank) and joint_embedding
+(not implemented in gwalign yet). Other gwalign options can be passed by name as
 extra keyword arguments (e.g. seed=1, threads=2).
 """
 
@@ -28,7 +30,7 @@ import numpy as np
 
 from . import _align
 
-__all__ = ["sampled_gw", "sampled_lowrank_gw", "build_knn_graph"]
+__all__ = ["sampled_gw", "sampled_lowrank_gw", "build_knn_graph", "joint_embedding"]
 
 _VALID_MODES = ("precomputed", "dijkstra", "landmark")
 
@@ -86,9 +88,8 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
                          % (set(_VALID_MODES), distance_mode))
     if fgw_alpha > 0 and C is None:
         raise ValueError("fgw_alpha > 0 requires C_linear to be provided")
-    if s_shared is not None and s_shared != min(N, K):
-        raise NotImplementedError("s_shared=%r is not supported by gwalign.torchgw (the slack "
-                                  "mass is min(N, K))" % (s_shared,))
+    if lambda_ema_beta is not None and not 0.0 <= lambda_ema_beta <= 1.0:
+        raise ValueError("lambda_ema_beta must be in [0, 1], got %r" % (lambda_ema_beta,))
     options = dict(num_anchors=M, momentum=alpha, max_iterations=max_iter, tolerance=tol,
                    epsilon=epsilon, knn=k, min_iterations=min_iter_before_converge,
                    num_landmarks=n_landmarks, fused_weight=float(fgw_alpha),
@@ -97,7 +98,9 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
         options["rho_b"] = float(rho)
     if n_coarse is not None:
         options["multiscale_size"] = int(n_coarse)
-    if lambda_ema_beta is not None:
+    if s_shared is not None:
+        options["slack_shared"] = float(s_shared)
+    if lambda_ema_beta:  # None or 0: no EMA, as in the reference
         options["lambda_ema"] = 1.0 - float(lambda_ema_beta)
     if device is not None and str(device).startswith("cuda"):
         options["backend"] = "cuda"
@@ -127,3 +130,8 @@ def sampled_lowrank_gw(*args, rank=20, **kwargs):
     raise NotImplementedError("sampled_lowrank_gw (rank=%r) is not supported by gwalign.torchgw; "
                               "use sampled_gw, or gwalign.align with distance_mode='landmark'"
                               % (rank,))
+
+
+def joint_embedding(*args, **kwargs):
+    """TorchGW's joint embedding: not implemented in gwalign (NotImplementedError)."""
+    raise NotImplementedError("joint_embedding is not implemented in gwalign.torchgw")

@@ -69,6 +69,7 @@ namespace {
   X(rho_a)                       \
   X(rho_b)                       \
   X(slack)                       \
+  X(slack_shared)                \
   X(partial_mass)                \
   X(profile_anchors)             \
   X(profile_quantiles)           \

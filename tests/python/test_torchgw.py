@@ -7,7 +7,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 
 import gwalign
-from gwalign.torchgw import build_knn_graph, sampled_gw, sampled_lowrank_gw
+from gwalign.torchgw import build_knn_graph, joint_embedding, sampled_gw, sampled_lowrank_gw
 from conftest import spiral_pair
 
 RHO = 0.998  # the quality bar at 400 x 500
@@ -70,8 +70,12 @@ def test_reference_validation_errors_and_unsupported_parameters():
         sampled_gw(xs, xt, fgw_alpha=0.5)
     with pytest.raises(NotImplementedError, match="differentiable"):
         sampled_gw(xs, xt, differentiable=True)
-    with pytest.raises(NotImplementedError, match="s_shared"):
-        sampled_gw(xs, xt, s_shared=10)
+    with pytest.raises(ValueError, match="lambda_ema_beta"):
+        sampled_gw(xs, xt, lambda_ema_beta=1.5)
+    with pytest.raises(ValueError, match="slack_shared"):
+        sampled_gw(xs, xt, s_shared=600)  # more than max(N, K) = 500 points
+    with pytest.raises(NotImplementedError, match="joint_embedding"):
+        joint_embedding([xs, xt], [])
     with pytest.raises(NotImplementedError, match="rank"):
         sampled_lowrank_gw(xs, xt, rank=30)
 
@@ -86,3 +90,12 @@ def test_build_knn_graph_is_sparse_symmetric_connected_with_euclidean_weights():
     rows, cols = g.nonzero()
     d = cdist(two_clusters, two_clusters)
     np.testing.assert_allclose(np.asarray(g[rows, cols]).ravel(), d[rows, cols], rtol=1e-6)
+
+
+def test_s_shared_sets_the_slack_mass_and_the_plan_still_moves_all_mass():
+    xs, xt, ts, tt = spiral_pair()
+    T, log = sampled_gw(xs, xt, k=5, s_shared=100, seed=1, log=True)
+    assert float(np.asarray(T).sum()) == pytest.approx(1.0, abs=1e-6)
+    assert abs_rho(T, ts, tt) >= 0.99
+    r = gwalign.align(xs, xt, knn=5, slack_shared=100, progress=False, max_iterations=60)
+    assert r.options.slack_shared == 100 and r.report["result"]["options"]["slack_shared"] == 100
