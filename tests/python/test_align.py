@@ -325,3 +325,14 @@ def test_python_options_cover_every_field_declared_in_options_h():
     declared.discard("progress")  # a C++ callback; Python passes progress= to align()
     assert declared, "no fields parsed from solver/options.h"
     assert declared == set(gwalign.option_names())
+
+
+def test_multiscale_scales_masses_given_in_points_to_the_coarse_problem():
+    # slack_shared / partial_mass are in points of the full problem; the 100 x 100 coarse level
+    # must not see 300 points (more than it has).
+    xs, xt, ts, tt = spiral_pair()
+    for kw in (dict(slack_shared=300.0), dict(partial_mass=300.0)):
+        r = gwalign.align(xs, xt, multiscale=True, multiscale_size=100, truth=(ts, tt),
+                          progress=False, **FLAGS, **kw)
+        assert r.multiscale_used, kw
+        assert r.report["abs_rho"] >= 0.9, kw
