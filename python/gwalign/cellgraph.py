@@ -4,8 +4,10 @@ The C++ kernels of cellgraph/ (see cellgraph/*.h for layouts and semantics), cal
 copies where the layout allows: an input that is C-contiguous and of the kernel's type (int32
 ids and edges, int64 ptr arrays, float32 or float64 signals) is read in place, anything else
 is converted once by numpy; outputs are written into a caller's `out=` array or handed over
-from C++ without a copy. CPU torch tensors are accepted through numpy (np.asarray shares their
-memory) and results come back as numpy arrays. The GIL is released while a kernel runs.
+from C++ without a copy. CPU torch tensors are accepted, inputs and `out=` alike, through numpy
+(Tensor.numpy() shares their memory, so a kernel writes straight into an `out=` tensor); results
+without `out=` come back as numpy arrays (torch.from_numpy wraps them without a copy). CUDA
+tensors are not supported here. The GIL is released while a kernel runs.
 
     masker = EdgeMasker(num_genes)
     masker.add_type("ppi", src, dst)                 # once per edge type
@@ -53,7 +55,7 @@ class EdgeMasker:
 
     def keep_mask(self, type, ids, ptr, out=None):
         """Dense uint8 keep-mask of B * E entries (0 = dropped); written into `out` if given."""
-        return self._m.keep_mask(int(type), _np(ids), _np(ptr), out)
+        return self._m.keep_mask(int(type), _np(ids), _np(ptr), _np(out))
 
     def num_edges(self, type):
         return self._m.num_edges(int(type))
@@ -81,7 +83,7 @@ class HeatDiffusion:
 
     def apply(self, x, out=None):
         """exp(-beta L) x; into `out` (same shape and dtype, C-contiguous) when given."""
-        return self._d.apply(_np(x), out)
+        return self._d.apply(_np(x), _np(out))
 
     @property
     def lambda_max(self):

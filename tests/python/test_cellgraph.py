@@ -118,3 +118,25 @@ def test_aggregate_by_gene_equals_a_numpy_group_mean():
         assert counts[u] == len(rows)
         np.testing.assert_allclose(mean[u], np.mean(rows, axis=0), rtol=1e-6, atol=1e-7)
     assert mean.dtype == np.float32 and mean.flags.c_contiguous
+
+
+def test_torch_tensors_in_and_out_share_memory_with_the_kernel():
+    torch = pytest.importorskip("torch", reason="torch (python3-torch) is not installed")
+    rng = np.random.default_rng(5)
+    s, d = random_graph(rng, 50, 200)
+    masker = cellgraph.EdgeMasker(50)
+    masker.add_type("t", torch.from_numpy(s), torch.from_numpy(d))
+    ids = torch.tensor([1, 2, 3], dtype=torch.int32)
+    ptr = torch.tensor([0, 1, 3], dtype=torch.int64)
+    out = torch.full((2 * 200,), 9, dtype=torch.uint8)
+    masker.keep_mask(0, ids, ptr, out=out)
+    np.testing.assert_array_equal(out.numpy(), masker.keep_mask(0, ids.numpy(), ptr.numpy()))
+    x = torch.randn(1, 50, 4, dtype=torch.float64)
+    y = torch.empty_like(x)
+    src = torch.from_numpy(np.r_[s, d])
+    dst = torch.from_numpy(np.r_[d, s])
+    cellgraph.heat_diffusion(torch.tensor([50], dtype=torch.int32),
+                             torch.tensor([0, 400], dtype=torch.int64), src, dst, x, out=y)
+    want = cellgraph.heat_diffusion(np.array([50], np.int32), np.array([0, 400]), src.numpy(),
+                                    dst.numpy(), x.numpy())
+    np.testing.assert_array_equal(y.numpy(), want)
