@@ -20,3 +20,11 @@ has_cuda = _core.has_cuda
 
 __all__ = ["Options", "Progress", "Result", "align", "align_anndata", "gw_loss", "knn_graph",
            "make_options", "option_names", "options_dict", "__version__", "has_cuda"]
+
+
+def __getattr__(name):
+    # gwalign.gromov / gwalign.torchgw / gwalign.cellgraph load on first use (torch-free import).
+    if name in ("gromov", "torchgw", "cellgraph"):
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'gwalign' has no attribute %r" % name)

@@ -299,9 +299,11 @@ def test_gw_loss_equals_the_quadruple_sum():
         want, rel=1e-6)
 
 
-def test_version_and_cuda_flag():
+def test_version_cuda_flag_and_lazy_submodules():
     assert gwalign.__version__.count(".") == 2
     assert isinstance(gwalign.has_cuda, bool)
+    assert callable(gwalign.gromov.gromov_wasserstein) and callable(gwalign.torchgw.sampled_gw)
+    assert gwalign.cellgraph.EdgeMasker is not None
 
 
 def test_default_progress_is_a_tqdm_bar_on_stderr(capsys):
