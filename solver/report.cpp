@@ -25,6 +25,7 @@ ReportScalars report_scalars(const Result& r, const RunInfo& run) {
   s.emplace_back("total_seconds", r.total_seconds);
   s.emplace_back("backend", std::string(to_string(r.backend)));
   s.emplace_back("threads", std::int64_t{r.threads});
+  s.emplace_back("isa", r.isa);
   // HDF5 via gw::io has no unsigned 64-bit scalars; a seed beyond int64 is kept exactly as text.
   if (r.seed <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     s.emplace_back("seed", static_cast<std::int64_t>(r.seed));
