@@ -11,6 +11,12 @@ gwalign_install_deps() {
     python3-anndata python3-h5py python3-numpy python3-scipy python3-sklearn python3-pot
     python3-networkx python3-tables
     clang-14 libclang-rt-14-dev libomp-14-dev
+    # The Python package (python/) and its tests: build, pytest, the offline wheel build, the
+    # progress bar and the plotting example. python3-torch is optional (gwalign.torchgw then
+    # returns torch tensors; the cellgraph tests add a torch case) and not installed here: on
+    # Debian 12 it is 164 packages, 48 MB to download and 543 MB installed.
+    pybind11-dev python3-dev python3-pytest python3-pip python3-setuptools python3-wheel
+    python3-tqdm python3-matplotlib
   )
   local missing=()
   for p in "${packages[@]}"; do

@@ -76,6 +76,10 @@ MultiscaleOutcome multiscale_initial_plan(const PreparedProblem& problem, const 
   coarse_options.plan_format = PlanFormat::kDense;
   coarse_options.progress = nullptr;
   coarse_options.num_anchors = std::min<int>(options.num_anchors, m);
+  // Masses given in points keep their fraction of max(n, k) on the m x m problem.
+  const double points_scale = static_cast<double>(m) / std::max(problem.n, problem.k);
+  if (options.slack_shared) coarse_options.slack_shared = *options.slack_shared * points_scale;
+  if (options.partial_mass) coarse_options.partial_mass = *options.partial_mass * points_scale;
   const Result coarse_result = solve(coarse, coarse_options);
   if (!coarse_result.ok()) return outcome;
 

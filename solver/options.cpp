@@ -143,6 +143,8 @@ bool Options::is_valid(std::string* why) const {
     problem << "rho_b must be > 0 (+inf for a hard constraint), got " << rho_b;
   } else if (partial_mass && !positive(*partial_mass)) {
     problem << "partial_mass must be > 0, got " << *partial_mass;
+  } else if (slack_shared && !positive(*slack_shared)) {
+    problem << "slack_shared must be > 0, got " << *slack_shared;
   } else if (profile_anchors < 1) {
     problem << "profile_anchors must be >= 1, got " << profile_anchors;
   } else if (profile_quantiles < 1) {

@@ -174,6 +174,12 @@ struct Options {
   // (almost) no mass: it is a safety valve, the plan still moves all the mass. false drops it.
   bool slack = true;
 
+  // The slack's shared mass in points (the reference solver's s_shared): m = slack_shared /
+  // max(n, k), at most max(n, k). Unset: min(n, k). Used only with `slack` (and without
+  // partial_mass). Smaller values give the slack marginals more mass; with the slack cost above
+  // they still carry (almost) none of the real points' mass.
+  std::optional<double> slack_shared;
+
   // Exact partial transport: move exactly m = partial_mass / max(n, k) of mass (partial_mass is in
   // "points"; e.g. min(n, k)). Implemented with the same extra row and column but POT's costs:
   // 0 between real points and slack, 100 max(1, max Lambda) for the slack corner, so the real

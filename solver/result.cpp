@@ -77,6 +77,12 @@ void write_options(JsonWriter& json, const Options& o) {
   } else {
     json.null();
   }
+  json.key("slack_shared");
+  if (o.slack_shared) {
+    json.value(*o.slack_shared);
+  } else {
+    json.null();
+  }
   json.member("multiscale", o.multiscale)
       .member("multiscale_size", static_cast<std::int64_t>(o.multiscale_size))
       .member("precision", to_string(o.precision))

@@ -46,7 +46,10 @@ SlackLayout slack_layout(Index n, Index k, const Options& options) {
     slack.mass = std::min(slack.mass, 1.0);
   } else if (options.slack) {
     slack.enabled = true;
-    slack.mass = static_cast<double>(std::min(n, k)) / larger;
+    const double shared = options.slack_shared.value_or(static_cast<double>(std::min(n, k)));
+    GW_CHECK(shared <= larger,
+             "slack_shared " << shared << " is more than max(n, k) = " << larger << " points");
+    slack.mass = shared / larger;
   } else {
     return slack;
   }

@@ -462,6 +462,32 @@ TEST(Variants, DefaultSlackStillMovesAllTheMass) {
   EXPECT_NEAR(r.plan_mass, 1.0, 1e-4);
 }
 
+TEST(Variants, SlackSharedBelowMinNKStillMovesAllTheMassAndBeyondMaxIsAnError) {
+  const OtCase c = ot_case(4);
+  Options o;
+  o.fused_weight = 1.0;
+  o.epsilon = 0.05;
+  o.slack_shared = 5.0;  // the slack marginals hold 1 - 5 / max(n, k) each
+  const Result r = solve(c.problem, o);
+  EXPECT_NEAR(r.plan_mass, 1.0, 1e-4);
+  o.slack_shared = static_cast<double>(std::max(c.n, c.k)) + 1.0;
+  expect_error([&] { solve(c.problem, o); }, ErrorCode::kInvalidArgument, "slack_shared");
+}
+
+TEST(Variants, MultiscaleScalesPartialMassToTheCoarseProblem) {
+  // partial_mass (90 points of 150) exceeds the 30-node coarse level; it must keep its fraction
+  // there instead of failing the coarse solve.
+  SpiralCase s = spiral_problem(120, 150, 6);
+  Options o = spiral_options(DistanceMode::kPrecomputed);
+  o.max_iterations = 80;
+  o.partial_mass = 90.0;
+  o.multiscale = true;
+  o.multiscale_size = 30;
+  const Result r = solve(s.problem, o);
+  EXPECT_TRUE(r.multiscale_used);
+  EXPECT_NEAR(r.plan_mass, 90.0 / 150.0, 0.01);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors
 
@@ -484,6 +510,7 @@ TEST(Errors, InvalidOptionsNameTheField) {
   with([](Options& o) { o.rho_b = -2; }, "rho_b");
   with([](Options& o) { o.lambda_ema = 1.0; }, "lambda_ema");
   with([](Options& o) { o.partial_mass = 0.0; }, "partial_mass");
+  with([](Options& o) { o.slack_shared = 0.0; }, "slack_shared");
   with([](Options& o) { o.top_k = 0; }, "top_k");
   with([](Options& o) { o.threads = -1; }, "threads");
   EXPECT_TRUE(Options().is_valid());

@@ -10,11 +10,9 @@
 
 #include "cli_util.h"
 #include "core/error.h"
-#include "distances/precomputed.h"
-#include "graph/builder.h"
-#include "graph/csr_graph.h"
 #include "io/h5ad.h"
 #include "io/hdf5.h"
+#include "solver/inputs.h"
 
 namespace gw::cli {
 namespace {
@@ -69,22 +67,14 @@ Geometry distances_geometry(const io::Reader& file,
                                       "points)");
   const Index n = checked_index(rows, where_text(where));
   const bool sparse = std::holds_alternative<io::CsrArray<float>>(matrix);
-  std::vector<float> dense = to_dense(std::move(matrix), std::numeric_limits<float>::infinity());
-  if (sparse) {
-    // A sparse distance matrix lists the known distances; the rest are unreachable, and a node is
-    // at distance 0 from itself whether or not the diagonal is stored.
-    for (Index i = 0; i < n; ++i) dense[static_cast<std::size_t>(i) * n + i] = 0.0f;
-  }
-  DenseOptions options;
-  options.threads = request.threads;
-  std::shared_ptr<const DistanceProvider> provider = with_context(
-      [&] { return "distance matrix " + where_text(where); },
-      [&] {
-        return std::shared_ptr<const DistanceProvider>(make_dense_provider(dense, n, options));
-      });
-  description = std::to_string(n) + " x " + std::to_string(n) + (sparse ? " sparse" : "") +
-                " distance matrix";
-  return Geometry::from_provider(std::move(provider));
+  SideGeometry side =
+      side_from_distance_matrix(to_dense(std::move(matrix), std::numeric_limits<float>::infinity()),
+                                n,
+                                sparse,
+                                request.threads,
+                                "distance matrix " + where_text(where));
+  description = std::move(side.description);
+  return std::move(side.geometry);
 }
 
 Geometry graph_geometry(const io::Reader& file, const io::H5Path& where, std::string& description) {
@@ -94,23 +84,10 @@ Geometry graph_geometry(const io::Reader& file, const io::H5Path& where, std::st
                 "graph " << where_text(where) << " is " << csr.rows << " x " << csr.cols
                          << "; an obsp graph must be n x n (nodes x nodes)");
   const Index n = checked_index(csr.rows, where_text(where));
-  std::vector<Index> src(csr.indices.size());
-  for (Index i = 0; i < n; ++i) {
-    std::fill(src.begin() + csr.indptr[i], src.begin() + csr.indptr[i + 1], i);
-  }
-  BuildOptions options;
-  options.symmetrize = true;
-  options.self_loops = SelfLoopPolicy::kDrop;
-  CsrGraph graph = with_context(
-      [&] {
-        return "graph " + where_text(where) + " (weights are edge lengths, must be finite >= 0)";
-      },
-      [&] {
-        return build_csr(n, EdgeListView{src, csr.indices, csr.data}, options);
-      });
-  description = "graph, " + std::to_string(n) + " nodes, " + std::to_string(graph.num_edges() / 2) +
-                " undirected edges";
-  return Geometry::from_graph(std::move(graph));
+  SideGeometry side =
+      side_from_csr_graph(n, csr.indptr, csr.indices, csr.data, "graph " + where_text(where));
+  description = std::move(side.description);
+  return std::move(side.geometry);
 }
 
 Geometry points_geometry(const io::Reader& file,
@@ -122,10 +99,10 @@ Geometry points_geometry(const io::Reader& file,
   GW_CHECK_CODE(cols >= 1 && cols <= std::numeric_limits<int>::max(),
                 ErrorCode::kBadData,
                 "points " << where_text(where) << " have " << cols << " columns");
-  std::vector<double> points = to_dense(std::move(matrix), 0.0);
-  check_all_finite(std::span<const double>(points), "points " + where_text(where));
-  description = std::to_string(n) + " x " + std::to_string(cols) + " points (kNN graph)";
-  return Geometry::from_points(std::move(points), n, static_cast<int>(cols));
+  SideGeometry side = side_from_points(
+      to_dense(std::move(matrix), 0.0), n, static_cast<int>(cols), "points " + where_text(where));
+  description = std::move(side.description);
+  return std::move(side.geometry);
 }
 
 }  // namespace
@@ -296,35 +273,7 @@ DenseMatrix<double> feature_cost_from_features(const std::string& source_file,
                                     << " columns but target features '" << target_spec << "' have "
                                     << tgt.cols
                                     << "; --features needs both sides in the same feature space");
-  const Index rows = src.rows, cols = tgt.rows;
-  const std::int64_t d = src.cols;
-  std::vector<double> cost(static_cast<std::size_t>(rows) * cols);
-  std::vector<double> tgt_norm(cols);
-  for (Index j = 0; j < cols; ++j) {
-    double s = 0.0;
-    for (std::int64_t c = 0; c < d; ++c) s += tgt.values[j * d + c] * tgt.values[j * d + c];
-    tgt_norm[j] = s;
-  }
-  double max_cost = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : max_cost)
-  for (Index i = 0; i < rows; ++i) {
-    const double* f = src.values.data() + static_cast<std::size_t>(i) * d;
-    double f_norm = 0.0;
-    for (std::int64_t c = 0; c < d; ++c) f_norm += f[c] * f[c];
-    for (Index j = 0; j < cols; ++j) {
-      const double* g = tgt.values.data() + static_cast<std::size_t>(j) * d;
-      double dot = 0.0;
-      for (std::int64_t c = 0; c < d; ++c) dot += f[c] * g[c];
-      // The expanded form can round below zero for near-identical rows.
-      const double value = std::max(0.0, f_norm + tgt_norm[j] - 2.0 * dot);
-      cost[static_cast<std::size_t>(i) * cols + j] = value;
-      max_cost = std::max(max_cost, value);
-    }
-  }
-  if (max_cost > 0.0) {
-    for (double& c : cost) c /= max_cost;
-  }
-  return DenseMatrix<double>(rows, cols, std::move(cost));
+  return gw::feature_cost_from_features(src.values, src.rows, tgt.values, tgt.rows, src.cols);
 }
 
 }  // namespace gw::cli

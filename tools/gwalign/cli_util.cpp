@@ -118,7 +118,9 @@ void add_solver_options(cxxopts::Options& options) {
        cxxopts::value<std::string>()->default_value(format_number(d.rho_b)))
       ("partial-mass", "partial transport: move this many points' worth of mass (e.g. min(n, k))",
        cxxopts::value<double>())
-      ("no-slack", "drop the slack row/column that balances n != k");
+      ("no-slack", "drop the slack row/column that balances n != k")
+      ("slack-shared", "the slack's shared mass in points (default min(n, k))",
+       cxxopts::value<double>());
   options.add_options("Execution and output")
       ("backend", "cpu | cuda",
        cxxopts::value<std::string>()->default_value(std::string(to_string(d.backend))))
@@ -228,6 +230,7 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.rho_b = parse_penalty("rho-b", flags["rho-b"].as<std::string>());
   if (flags.count("partial-mass")) o.partial_mass = flags["partial-mass"].as<double>();
   o.slack = flags.count("no-slack") == 0;
+  if (flags.count("slack-shared")) o.slack_shared = flags["slack-shared"].as<double>();
 
   const std::string backend = flags["backend"].as<std::string>();
   const auto parsed_backend = backend_from_string(backend);

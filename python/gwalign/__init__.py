@@ -1,0 +1,30 @@
+"""gwalign: sampled Gromov-Wasserstein alignment (C++ core, numpy / scipy / anndata API).
+
+    import gwalign
+    result = gwalign.align(points_a, points_b, knn=5, seed=1)   # or graphs, distance matrices
+    result.plan, result.matching, result.report
+    gwalign.align_anndata(adata_a, adata_b, rep="obsm:X_pca")   # obsm["gw_plan"], uns["gw"], ...
+
+Drop-in entry points: gwalign.gromov (POT 0.8's GW functions), gwalign.torchgw (the reference
+sampled-GW package's sampled_gw / build_knn_graph). Graph-cell kernels: gwalign.cellgraph.
+"""
+
+from . import _core
+from ._align import (Options, Result, align, align_anndata, gw_loss, knn_graph, make_options,
+                     option_names, options_dict)
+
+Progress = _core.Progress
+__version__ = _core.__version__
+#: True when this build has the CUDA backend compiled in (a device is still needed to use it).
+has_cuda = _core.has_cuda
+
+__all__ = ["Options", "Progress", "Result", "align", "align_anndata", "gw_loss", "knn_graph",
+           "make_options", "option_names", "options_dict", "__version__", "has_cuda"]
+
+
+def __getattr__(name):
+    # gwalign.gromov / gwalign.torchgw / gwalign.cellgraph load on first use (torch-free import).
+    if name in ("gromov", "torchgw", "cellgraph"):
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'gwalign' has no attribute %r" % name)

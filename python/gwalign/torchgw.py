@@ -1,0 +1,137 @@
+"""Drop-in entry points for the reference sampled-GW package (TorchGW): ``sampled_gw`` and
+``build_knn_graph`` with its public signature, parameter names, defaults and return types.
+
+    from gwalign.torchgw import sampled_gw      # instead of: from torchgw import sampled_gw
+    T = sampled_gw(X, Y, distance_mode="landmark", M=80)
+
+Written from the package's documented API (its README and docstrings); none of its code is used.
+Returns a torch.Tensor (float64, on the CPU) when torch is importable, else a numpy array;
+(T, {"err_list", "n_iter", "gw_cost"}) with log=True.
+
+Parameter mapping onto gwalign.Options:
+  M -> num_anchors, alpha -> momentum, max_iter -> max_iterations, tol -> tolerance,
+  epsilon -> epsilon, k -> knn, min_iter_before_converge -> min_iterations,
+  n_landmarks -> num_landmarks, distance_mode -> distance_mode, s_shared -> slack_shared,
+  fgw_alpha -> fused_weight
+  (C_linear is the feature cost), semi_relaxed + rho -> rho_b = rho (the target marginal is
+  relaxed), multiscale / n_coarse -> multiscale / multiscale_size, mixed_precision -> precision
+  "f32" (else "f64"), lambda_ema_beta -> lambda_ema = 1 - beta (TorchGW's beta weighs the new
+  sample, gwalign's weighs the running average; None and 0 mean no EMA, as there),
+  device "cuda" -> backend "cuda".
+Not supported (NotImplementedError naming the parameter): differentiable=True (no autograd
+through the C++ solver), the low-rank solver (sampled_lowrank_gw, any rank) and joint_embedding
+(not implemented in gwalign yet). Other gwalign options can be passed by name as
+extra keyword arguments (e.g. seed=1, threads=2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _align
+
+__all__ = ["sampled_gw", "sampled_lowrank_gw", "build_knn_graph", "joint_embedding"]
+
+_VALID_MODES = ("precomputed", "dijkstra", "landmark")
+
+
+def _numpy(x):
+    if x is None:
+        return None
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _output(T):
+    try:
+        import torch
+    except ImportError:
+        return T
+    return torch.from_numpy(np.ascontiguousarray(T))
+
+
+def build_knn_graph(X, k=30):
+    """Symmetric kNN graph of the rows of X (scipy.sparse CSR, weights = Euclidean distances),
+    stitched until connected (gwalign.knn_graph)."""
+    return _align.knn_graph(_numpy(X), k)
+
+
+def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="dijkstra",
+               dist_source=None, dist_target=None, n_landmarks=50, fgw_alpha=0.0, C_linear=None,
+               s_shared=None, M=50, alpha=0.9, max_iter=500, tol=1e-5, epsilon=0.001, k=30,
+               min_iter_before_converge=50, device=None, verbose=False, verbose_every=20,
+               log=False, differentiable=False, grad_mode="implicit", semi_relaxed=False,
+               rho=1.0, multiscale=False, n_coarse=None, lambda_ema_beta=None,
+               mixed_precision=False, **gwalign_options):
+    """Sampled Gromov-Wasserstein plan between two datasets (TorchGW's sampled_gw).
+
+    Sides: (X_source, X_target) point clouds, (dist_source, dist_target) precomputed distance
+    matrices, or only C_linear with fgw_alpha=1 (plain entropic OT). Returns T (N x K)."""
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported by gwalign.torchgw "
+                                  "(no autograd through the C++ solver)")
+    Xs, Xt = _numpy(X_source), _numpy(X_target)
+    Ds, Dt = _numpy(dist_source), _numpy(dist_target)
+    C = _numpy(C_linear)
+    if Ds is not None and Dt is not None:
+        N, K = Ds.shape[0], Dt.shape[0]
+    elif Xs is not None and Xt is not None:
+        N, K = Xs.shape[0], Xt.shape[0]
+    elif C is not None:
+        N, K = C.shape
+    else:
+        raise ValueError("Cannot infer dataset sizes. Provide (X_source, X_target), "
+                         "(dist_source, dist_target), or C_linear.")
+    if distance_mode not in _VALID_MODES:
+        raise ValueError("distance_mode must be one of %s, got %r"
+                         % (set(_VALID_MODES), distance_mode))
+    if fgw_alpha > 0 and C is None:
+        raise ValueError("fgw_alpha > 0 requires C_linear to be provided")
+    if lambda_ema_beta is not None and not 0.0 <= lambda_ema_beta <= 1.0:
+        raise ValueError("lambda_ema_beta must be in [0, 1], got %r" % (lambda_ema_beta,))
+    options = dict(num_anchors=M, momentum=alpha, max_iterations=max_iter, tolerance=tol,
+                   epsilon=epsilon, knn=k, min_iterations=min_iter_before_converge,
+                   num_landmarks=n_landmarks, fused_weight=float(fgw_alpha),
+                   precision="f32" if mixed_precision else "f64", multiscale=bool(multiscale))
+    if semi_relaxed:
+        options["rho_b"] = float(rho)
+    if n_coarse is not None:
+        options["multiscale_size"] = int(n_coarse)
+    if s_shared is not None:
+        options["slack_shared"] = float(s_shared)
+    if lambda_ema_beta:  # None or 0: no EMA, as in the reference
+        options["lambda_ema"] = 1.0 - float(lambda_ema_beta)
+    if device is not None and str(device).startswith("cuda"):
+        options["backend"] = "cuda"
+    options.update(gwalign_options)
+    as_distances = Ds is not None and Dt is not None
+    if as_distances:
+        source, target = Ds, Dt
+    else:
+        source, target = Xs, Xt
+        # Point clouds: gwalign's kNN graph + the requested shortest-path mode.
+        options.setdefault("distance_mode", distance_mode)
+    if float(fgw_alpha) >= 1.0:
+        source = target = None
+    result = _align.align(source, target, p=_numpy(p), q=_numpy(q), as_distances=as_distances,
+                          feature_cost=C if float(fgw_alpha) > 0 else None,
+                          progress=bool(verbose), **options)
+    T = _output(np.asarray(result.plan))
+    if log:
+        return T, {"err_list": [row["error"] for row in result.log],
+                   "n_iter": int(result.iterations),
+                   "gw_cost": float(result.gw_cost_estimate)}
+    return T
+
+
+def sampled_lowrank_gw(*args, rank=20, **kwargs):
+    """TorchGW's low-rank solver: not supported (NotImplementedError)."""
+    raise NotImplementedError("sampled_lowrank_gw (rank=%r) is not supported by gwalign.torchgw; "
+                              "use sampled_gw, or gwalign.align with distance_mode='landmark'"
+                              % (rank,))
+
+
+def joint_embedding(*args, **kwargs):
+    """TorchGW's joint embedding: not implemented in gwalign (NotImplementedError)."""
+    raise NotImplementedError("joint_embedding is not implemented in gwalign.torchgw")

@@ -1,0 +1,52 @@
+// One side of an alignment built from in-memory arrays, shared by the front ends (the CLI after it
+// has read its files, the Python package from numpy / scipy arrays) so that both build the same
+// Problem from the same numbers, with the same checks and the same descriptions in the report.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+#include "solver/problem.h"
+
+namespace gw {
+
+// A side's geometry and its one-line description for reports ("400 x 2 points (kNN graph)",
+// "graph, 200 nodes, 1200 undirected edges", "300 x 300 distance matrix").
+struct SideGeometry {
+  Geometry geometry;
+  std::string description;
+};
+
+// n x d points, row-major, moved in (no further copy). kBadData naming `what` ("points 'X' in
+// 'a.h5'", "source points") on a non-finite value.
+SideGeometry side_from_points(std::vector<double> points, Index n, int d, const std::string& what);
+
+// An n x n sparse graph given as CSR arrays (indptr: n + 1 offsets, indices and lengths: nnz
+// entries; lengths are edge lengths, finite and >= 0). The graph is symmetrized by max and its
+// self-loops dropped (scanpy's obsp graphs store one direction of some edges). Errors are
+// prefixed with `what` ("graph 'obsp/distances' in 'a.h5ad'"). The arrays are read, not kept.
+SideGeometry side_from_csr_graph(Index n,
+                                 std::span<const Offset> indptr,
+                                 std::span<const Index> indices,
+                                 std::span<const float> lengths,
+                                 const std::string& what);
+
+// An n x n distance matrix, row-major, moved in and used as given. `sparse`: the matrix came from
+// a sparse one whose missing entries are unreachable (the caller put +inf there); the diagonal is
+// then set to 0. Validated (square, non-negative, symmetric, finite or +inf) with `threads`
+// threads; errors are prefixed with `what`.
+SideGeometry side_from_distance_matrix(
+    std::vector<float> matrix, Index n, bool sparse, int threads, const std::string& what);
+
+// C_feat[i][j] = |f_i - g_j|^2 / max over all pairs between source features f (n x d, row-major)
+// and target features g (k x d), so the cost is in [0, 1] like the GW term (all zeros stay zero).
+// O(n k d) time, O(n k) memory, OpenMP over rows.
+DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
+                                               Index n,
+                                               std::span<const double> target,
+                                               Index k,
+                                               std::int64_t d);
+
+}  // namespace gw
