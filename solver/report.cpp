@@ -1,5 +1,6 @@
 #include "solver/report.h"
 
+#include <cmath>
 #include <limits>
 
 #include "core/config.h"
