@@ -23,6 +23,25 @@ std::optional<PlanFormat> plan_format_from_string(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(Support support) {
+  switch (support) {
+    case Support::kAuto:
+      return "auto";
+    case Support::kDense:
+      return "dense";
+    case Support::kSparse:
+      return "sparse";
+  }
+  return "unknown";
+}
+
+std::optional<Support> support_from_string(std::string_view name) {
+  if (name == "auto") return Support::kAuto;
+  if (name == "dense") return Support::kDense;
+  if (name == "sparse") return Support::kSparse;
+  return std::nullopt;
+}
+
 std::string_view to_string(InitialPlan init) {
   switch (init) {
     case InitialPlan::kProduct:
@@ -146,6 +165,12 @@ bool Options::is_valid(std::string* why) const {
     problem << "device must be >= 0, got " << device;
   } else if (top_k < 1) {
     problem << "top_k must be >= 1, got " << top_k;
+  } else if (support_size < 1) {
+    problem << "support_size must be >= 1, got " << support_size;
+  } else if (support_cells < 0 || support_cells == 1) {
+    problem << "support_cells must be 0 (automatic) or >= 2, got " << support_cells;
+  } else if (support_regrow_every < 0) {
+    problem << "support_regrow_every must be >= 0 (0 = never), got " << support_regrow_every;
   } else if (loss_anchors < 1) {
     problem << "loss_anchors must be >= 1, got " << loss_anchors;
   } else if (!(exact_loss_max_work >= 0.0)) {

@@ -8,6 +8,7 @@
 // sinkhorn_check_every, the profile_* fields, exact_loss_max_work and progress have no flag.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -35,6 +36,15 @@ enum class PlanFormat {
 };
 std::string_view to_string(PlanFormat format);
 std::optional<PlanFormat> plan_format_from_string(std::string_view name);
+
+// Which plan representation the loop keeps (Options::support).
+enum class Support {
+  kAuto,    // dense when its estimated peak fits memory_limit comfortably, else sparse
+  kDense,   // the n x k plan (every pair may carry mass)
+  kSparse,  // a CSR support of at most support_size candidates per source node (no n x k buffer)
+};
+std::string_view to_string(Support support);
+std::optional<Support> support_from_string(std::string_view name);
 
 struct Options {
   // ---------------------------------------------------------------- sampling and cost
@@ -234,6 +244,29 @@ struct Options {
 
   PlanFormat plan_format = PlanFormat::kDense;
   int top_k = 10;  // entries kept per row with PlanFormat::kTopK
+
+  // ---------------------------------------------------------------- plan support and memory
+  // kDense keeps n x k buffers (plan, cost: about 16 n k bytes in float32 at the peak, see
+  // estimate_peak_memory in solve.h). kSparse never allocates n x k entries: both sides are
+  // quantized into support_cells cells (farthest points in distance space), the cells are aligned
+  // by the dense loop, each source node gets support_size candidate targets (members of the
+  // target cells its cell couples to most), and the sampled GW iterations run on that CSR support,
+  // which is re-grown around each node's best match every support_regrow_every iterations. The
+  // plan then comes back as CSR (Result::plan_topk, at most support_size entries per row) and
+  // plan_format is ignored. kAuto picks kDense when its estimate is at most half of memory_limit,
+  // kSparse otherwise; when neither fits, solve() throws kBadData before allocating anything large.
+  Support support = Support::kAuto;
+  // Memory budget in bytes for the automatic choice and the up-front check. 0: 60% of the
+  // physical memory (the rest is left to the system and to the inputs the caller holds).
+  std::size_t memory_limit = 0;
+  // K: candidate targets per source node on the sparse path.
+  int support_size = 64;
+  // Cells per side on the sparse path (0: automatic, min(n, k) / (support_size / 2) clipped to
+  // [2, 2000]: a cell then holds about half a row's candidates, and the coarse dense problem
+  // stays near 2000 x 2000).
+  Index support_cells = 0;
+  // Re-grow the sparse support every this many iterations (0: never).
+  int support_regrow_every = 5;
 
   // Compute the true GW loss of the final plan (Result::gw_loss): exactly when both sides have
   // exact distance matrices and n k (n + k) <= exact_loss_max_work, else estimated from

@@ -91,6 +91,11 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("seed", o.seed)
       .member("plan_format", to_string(o.plan_format))
       .member("top_k", o.top_k)
+      .member("support", to_string(o.support))
+      .member("memory_limit", static_cast<std::uint64_t>(o.memory_limit))
+      .member("support_size", o.support_size)
+      .member("support_cells", static_cast<std::int64_t>(o.support_cells))
+      .member("support_regrow_every", o.support_regrow_every)
       .end_object();
 }
 
@@ -134,8 +139,16 @@ std::string Result::full_report() const {
     for (double loss : restart_losses) out << " " << format("%.4g", loss);
     out << "; probe " << restart_chosen << " continued\n";
   }
+  out << "  support: " << to_string(support) << ", " << support_nnz << " entries";
+  if (support == Support::kSparse) out << ", re-grown " << support_regrowths << " times";
+  out << "; memory estimate " << format("%.1f", estimated_peak_bytes / 1048576.0) << " MiB of a "
+      << format("%.1f", memory_limit_bytes / 1048576.0) << " MiB budget\n";
+  if (!std::isnan(row_marginal_error)) {
+    out << "  marginal errors (L1): rows " << format("%.3g", row_marginal_error) << ", columns "
+        << format("%.3g", column_marginal_error) << "\n";
+  }
   if (multiscale_used) {
-    out << "  multiscale: " << multiscale_size << " nodes per side, " << multiscale_iterations
+    out << "  " << (support == Support::kSparse ? "coarse cells" : "multiscale") << ": " << multiscale_size << " nodes per side, " << multiscale_iterations
         << " iterations, " << format("%.3f", multiscale_seconds) << " s\n";
   }
   out << "  timings:";
@@ -167,7 +180,14 @@ std::string Result::to_json(bool pretty) const {
       .member("seed", seed)
       .member("source_distances", source_distances)
       .member("target_distances", target_distances)
-      .member("distance_memory_bytes", static_cast<std::uint64_t>(distance_memory_bytes));
+      .member("distance_memory_bytes", static_cast<std::uint64_t>(distance_memory_bytes))
+      .member("support", to_string(support))
+      .member("support_nnz", static_cast<std::int64_t>(support_nnz))
+      .member("support_regrowths", support_regrowths)
+      .member("estimated_peak_bytes", static_cast<std::uint64_t>(estimated_peak_bytes))
+      .member("memory_limit_bytes", static_cast<std::uint64_t>(memory_limit_bytes))
+      .member("row_marginal_error", row_marginal_error)
+      .member("column_marginal_error", column_marginal_error);
   json.key("source_distance_stats");
   write_stats(json, source_distance_stats);
   json.key("target_distance_stats");

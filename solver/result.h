@@ -100,7 +100,22 @@ struct Result {
   std::vector<double> restart_losses;
   int restart_chosen = -1;
 
-  // Multiscale warm start: whether it ran, its size, iterations and seconds.
+  // Plan support (Options::support): the path that ran, the support's entries before the final
+  // pruning to support_size per row (n k on the dense path), and how often it was re-grown.
+  Support support = Support::kDense;
+  Offset support_nnz = 0;
+  int support_regrowths = 0;
+  // The memory estimate made before anything large was allocated (gw::estimate_memory) for the
+  // path that ran, and the budget it was held to, in bytes.
+  std::size_t estimated_peak_bytes = 0;
+  std::size_t memory_limit_bytes = 0;
+  // L1 marginal errors of the returned plan, sum_i |T_i. - p_i| and sum_j |T_.j - q_j| (NaN when
+  // not measured).
+  double row_marginal_error = std::numeric_limits<double>::quiet_NaN();
+  double column_marginal_error = std::numeric_limits<double>::quiet_NaN();
+
+  // Multiscale warm start (on the sparse path: the coarse alignment of the cells): whether it
+  // ran, its size, iterations and seconds.
   bool multiscale_used = false;
   Index multiscale_size = 0;
   int multiscale_iterations = 0;

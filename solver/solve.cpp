@@ -17,6 +17,7 @@
 #include "solver/metrics.h"
 #include "solver/multiscale_impl.h"
 #include "solver/solver_impl.h"
+#include "solver/sparse_impl.h"
 
 namespace gw {
 
@@ -428,6 +429,20 @@ Result solve(const Problem& problem, const Options& options) {
   result.isa = to_string(active_isa());
   ScopedThreads threads(options.threads);
 
+  // The memory check comes before anything large exists (providers included).
+  const MemoryEstimate memory = estimate_memory(problem, options);
+  detail::check_memory_budget(problem, options, memory);
+  result.support = memory.chosen;
+  result.estimated_peak_bytes = memory.chosen_bytes();
+  result.memory_limit_bytes = memory.limit;
+  const bool sparse = memory.chosen == Support::kSparse;
+  if (sparse) {
+    GW_CHECK_CODE(options.backend != Backend::kCuda,
+                  ErrorCode::kUnsupported,
+                  "support = sparse is not implemented for cuda; use --backend cpu, or "
+                  "--support dense when the dense plan fits");
+  }
+
   detail::PreparedProblem pb;
   {
     ScopedPhase phase(result.timings, "setup");
@@ -442,6 +457,14 @@ Result solve(const Problem& problem, const Options& options) {
   } else {
     result.source_distances = result.target_distances = "none";
   }
+  if (sparse) {
+    detail::run_sparse_solve(pb, options, result);
+    result.source_distance_stats = pb.source->stats();
+    result.target_distance_stats = pb.target->stats();
+    result.total_seconds = total.seconds();
+    return result;
+  }
+  result.support_nnz = static_cast<Offset>(pb.n) * pb.k;
 
   if (options.multiscale && pb.source && pb.initial_plan.empty()) {
     Stopwatch watch;
@@ -527,6 +550,24 @@ Result solve(const Problem& problem, const Options& options) {
     ScopedPhase phase(result.timings, "round");
     scale_to_marginals(plan, pb.p, pb.q, /*tolerance=*/1e-7, /*max_sweeps=*/30);
     round_to_marginals(plan, pb.p, pb.q);
+  }
+  if (result.termination != Termination::kNonFinite) {
+    // L1 marginal errors of the returned plan (the sparse path reports the same).
+    std::vector<double> col(pb.k, 0.0);
+    double row_error = 0.0;
+    for (Index i = 0; i < pb.n; ++i) {
+      const double* t = plan.data() + static_cast<std::size_t>(i) * pb.k;
+      double row = 0.0;
+      for (Index j = 0; j < pb.k; ++j) {
+        row += t[j];
+        col[j] += t[j];
+      }
+      row_error += std::abs(row - pb.p[i]);
+    }
+    double col_error = 0.0;
+    for (Index j = 0; j < pb.k; ++j) col_error += std::abs(col[j] - pb.q[j]);
+    result.row_marginal_error = row_error;
+    result.column_marginal_error = col_error;
   }
   if (options.compute_gw_loss && pb.source) {
     ScopedPhase phase(result.timings, "loss");

@@ -18,6 +18,7 @@
 // uses options.threads OpenMP threads.
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 #include "solver/options.h"
@@ -57,5 +58,30 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
                               std::uint64_t seed,
                               double scale_x = 0.0,
                               double scale_y = 0.0);
+
+// The peak memory of gw::solve, estimated from the shapes and options alone (nothing is built),
+// in bytes. `inputs`: the distance providers and their construction (a kNN graph for points;
+// 4 n^2 for a precomputed or dense matrix; 8 n d + 12 n for landmarks; the row cache for
+// Dijkstra; memory_bytes() of a given provider). `dense`: inputs + the dense loop's n x k buffers
+// at their peak (three float32 plans' worth, 12 n k bytes, or 16 n k in float64, as measured in
+// bench/RESULTS.md) or the loss estimate beside the float64 plan, whichever is larger. `sparse`:
+// inputs + the support (about 40 bytes per entry at a re-growth, n support_size + k entries), the
+// anchor blocks ((n + k) M 4 bytes), per-node arrays and the coarse cells x cells problem.
+// Allocations the caller holds (the points themselves, the Problem) are not counted.
+// `limit` is Options::memory_limit resolved (0: 60% of physical_memory_bytes()), and `chosen` the
+// path Options::support selects: kAuto takes kDense when dense <= limit / 2, else kSparse.
+struct MemoryEstimate {
+  std::size_t inputs = 0;
+  std::size_t dense = 0;
+  std::size_t sparse = 0;
+  std::size_t limit = 0;
+  Support chosen = Support::kDense;
+  // The estimate of the chosen path.
+  std::size_t chosen_bytes() const { return chosen == Support::kSparse ? sparse : dense; }
+};
+MemoryEstimate estimate_memory(const Problem& problem, const Options& options);
+
+// Physical memory of this machine in bytes (sysconf), 0 when unknown.
+std::size_t physical_memory_bytes();
 
 }  // namespace gw

@@ -86,7 +86,11 @@ namespace {
   X(top_k)                       \
   X(compute_gw_loss)             \
   X(exact_loss_max_work)         \
-  X(loss_anchors)
+  X(loss_anchors)                \
+  X(memory_limit)                \
+  X(support_size)                \
+  X(support_cells)               \
+  X(support_regrow_every)
 
 // Enum fields, exposed by name ("dense", "f32", "profiles"); the library's to_string /
 // *_from_string pair converts. distance_mode is optional (None: auto).
@@ -95,7 +99,8 @@ namespace {
   X(plan_format, plan_format_from_string)          \
   X(precision, precision_from_string)              \
   X(backend, backend_from_string)                  \
-  X(distance_mode, distance_mode_from_string)
+  X(distance_mode, distance_mode_from_string)      \
+  X(support, support_from_string)
 // clang-format on
 
 template <typename Enum>

@@ -912,5 +912,32 @@ TEST_F(BadInputs, LzfCompressedDatasetIsReadCorrectly) {
   EXPECT_EQ(read_plan(out()).csr.data, read_plan(plain).csr.data);
 }
 
+// A memory budget too small for either plan support: one line naming the sizes and the flag,
+// exit 65, nothing written.
+TEST_F(BadInputs, MemoryLimitTooSmallForEitherSupportFailsBeforeWriting) {
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--memory-limit", "64K"},
+                 65,
+                 {"400 x 500", "--memory-limit", "sparse"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, SupportFlagsThatDoNothingAreUsageErrors) {
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "dense", "--support-size", "8"},
+                 64,
+                 {"--support-size", "--support dense"},
+                 out_dir());
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "sparse", "--dense"},
+                 64,
+                 {"--dense", "--support sparse"},
+                 out_dir());
+}
+
+TEST_F(BadInputs, UnknownSupportNameIsAUsageError) {
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "diagonal"},
+                 64,
+                 {"--support", "diagonal"},
+                 out_dir());
+}
+
 }  // namespace
 }  // namespace gw::cli::test

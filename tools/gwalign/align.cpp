@@ -71,6 +71,12 @@ io::CsrArray<double> plan_csr(const Result& r) {
   return csr;
 }
 
+// The dense n x k plan is written only when the dense path ran with --dense; the sparse path
+// always returns CSR (at most --support-size entries per row).
+bool dense_plan(const Result& r) {
+  return r.support != Support::kSparse && r.options.plan_format == PlanFormat::kDense;
+}
+
 io::Array<std::int32_t> matching_array(const Result& r) {
   io::Array<std::int32_t> a;
   a.data.assign(r.matching.begin(), r.matching.end());
@@ -79,7 +85,7 @@ io::Array<std::int32_t> matching_array(const Result& r) {
 }
 
 void write_plain(io::Writer& out, const Result& r, const RunInfo& run) {
-  if (r.options.plan_format == PlanFormat::kDense) {
+  if (dense_plan(r)) {
     const std::int64_t shape[] = {r.n, r.k};
     out.write_array<double>("/plan", std::span<const double>(r.plan), shape);
   } else {
@@ -96,7 +102,7 @@ void write_plain(io::Writer& out, const Result& r, const RunInfo& run) {
 }
 
 void write_into_source(io::H5adWriter& out, const Result& r, const RunInfo& run) {
-  if (r.options.plan_format == PlanFormat::kDense) {
+  if (dense_plan(r)) {
     io::Array<double> plan;
     plan.data = r.plan;
     plan.shape = {r.n, r.k};
@@ -358,11 +364,24 @@ int run_align(int argc, char** argv) {
               result.iterations,
               result.total_seconds,
               result.message.c_str());
+  std::printf("support %s (%lld entries), memory estimate %.1f MiB of a %.1f MiB budget\n",
+              std::string(to_string(result.support)).c_str(),
+              static_cast<long long>(result.support_nnz),
+              result.estimated_peak_bytes / 1048576.0,
+              result.memory_limit_bytes / 1048576.0);
+  if (!std::isnan(result.row_marginal_error)) {
+    std::printf("marginal errors (L1): rows %.3g, columns %.3g\n",
+                result.row_marginal_error,
+                result.column_marginal_error);
+  }
+  const std::string plan_kind =
+      dense_plan(result) ? std::string("dense")
+      : result.support == Support::kSparse
+          ? "sparse CSR (<= " + std::to_string(result.options.support_size) + " per row)"
+          : "top-" + std::to_string(result.options.top_k) + " CSR";
   std::printf("wrote %s (%s plan, matching, report)%s%s\n",
               run.output.c_str(),
-              result.options.plan_format == PlanFormat::kDense
-                  ? "dense"
-                  : ("top-" + std::to_string(result.options.top_k) + " CSR").c_str(),
+              plan_kind.c_str(),
               report ? ", report " : "",
               report ? report->path().c_str() : "");
   if (!result.ok()) {

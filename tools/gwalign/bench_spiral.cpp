@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_util.h"
 #include "command.h"
 #include "core/error.h"
 #include "datagen/spiral.h"
@@ -55,7 +56,8 @@ int run_bench_spiral(int argc, char** argv) {
                        "Spiral (n points, 2-D) -> swiss roll (k points, 3-D), the reference "
                        "solver's benchmark.\nExamples:\n"
                        "  gwalign bench spiral --n 400 --k 500 --mode landmark --json\n"
-                       "  gwalign bench spiral --table --scales 400x500,2000x2500,4000x5000");
+                       "  gwalign bench spiral --table --scales 400x500,2000x2500,4000x5000\n"
+                       "  gwalign bench spiral --n 100000 --k 100000 --support sparse --json");
   // clang-format off
   cli.add_options()
       ("n", "source points", cxxopts::value<Index>()->default_value("400"))
@@ -70,6 +72,17 @@ int run_bench_spiral(int argc, char** argv) {
       ("precision", "f32 | f64", cxxopts::value<std::string>()->default_value("f32"))
       ("backend", "cpu | cuda", cxxopts::value<std::string>()->default_value("cpu"))
       ("multiscale", "start from a coarse farthest-point alignment")
+      ("support", "plan support: auto | dense | sparse",
+       cxxopts::value<std::string>()->default_value("auto"))
+      ("memory-limit", "memory budget in bytes for --support auto and the up-front check "
+       "(suffixes K, M, G; 0 = 60% of physical memory)",
+       cxxopts::value<std::string>()->default_value("0"))
+      ("support-size", "candidate targets per source point with --support sparse",
+       cxxopts::value<int>()->default_value("64"))
+      ("support-cells", "cells per side with --support sparse (0: automatic)",
+       cxxopts::value<Index>()->default_value("0"))
+      ("support-regrow-every", "iterations between support re-growths (0: never)",
+       cxxopts::value<int>()->default_value("5"))
       ("table", "print the reference-style table for --scales")
       ("scales", "comma-separated n x k list for --table",
        cxxopts::value<std::string>()->default_value("400x500,2000x2500,4000x5000"));
@@ -98,6 +111,15 @@ int run_bench_spiral(int argc, char** argv) {
   GW_CHECK(backend, "--backend must be cpu or cuda");
   options.backend = *backend;
   options.multiscale = args.count("multiscale") > 0;
+  const auto support = support_from_string(args["support"].as<std::string>());
+  GW_CHECK(support,
+           "--support must be auto, dense or sparse, got '" << args["support"].as<std::string>()
+                                                              << "'");
+  options.support = *support;
+  options.memory_limit = parse_byte_size(args["memory-limit"].as<std::string>(), "--memory-limit");
+  options.support_size = args["support-size"].as<int>();
+  options.support_cells = args["support-cells"].as<Index>();
+  options.support_regrow_every = args["support-regrow-every"].as<int>();
   options.threads = args["threads"].as<int>();
   options.compute_gw_loss = true;
   const std::uint64_t seed = args["seed"].as<std::uint64_t>();
@@ -165,6 +187,13 @@ int run_bench_spiral(int argc, char** argv) {
   report.set("backend", std::string(to_string(run.result.backend)));
   report.set("threads", run.result.threads);
   report.set("multiscale", run.result.multiscale_used);
+  report.set("support", std::string(to_string(run.result.support)));
+  report.set("support_nnz", static_cast<std::int64_t>(run.result.support_nnz));
+  report.set("estimated_peak_bytes", static_cast<std::int64_t>(run.result.estimated_peak_bytes));
+  report.set("peak_rss_bytes", static_cast<std::int64_t>(peak_rss_bytes()));
+  report.set("gw_loss_stderr", run.result.gw_loss_stderr);
+  report.set("row_marginal_error", run.result.row_marginal_error);
+  report.set("column_marginal_error", run.result.column_marginal_error);
   for (const auto& [phase, seconds] : run.result.timings.entries()) {
     report.set("seconds_" + phase, seconds);
   }

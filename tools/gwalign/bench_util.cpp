@@ -1,6 +1,7 @@
 #include "bench_util.h"
 
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,6 +22,12 @@ double median(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const std::size_t mid = samples.size() / 2;
   return samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+}
+
+std::size_t peak_rss_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<std::size_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 TimingStats time_repeated(int reps, const std::function<void()>& fn, int warmup) {

@@ -27,6 +27,9 @@ TimingStats time_repeated(int reps, const std::function<void()>& fn, int warmup 
 // Median of a list of samples (the mean of the two middle values for an even count).
 double median(std::vector<double> samples);
 
+// The process's maximum resident set so far, in bytes (getrusage ru_maxrss).
+std::size_t peak_rss_bytes();
+
 // Measured memory bandwidth of this machine in bytes/second, for floors: reading (a plain summing
 // loop over a buffer of `bytes`) and writing (filling it), with `threads` OpenMP threads (0 = all).
 // Take the best of a few passes: the floor is what the hardware can do, not an average.

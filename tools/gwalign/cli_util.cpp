@@ -135,7 +135,47 @@ void add_solver_options(cxxopts::Options& options) {
       ("no-loss", "skip the true GW loss of the final plan")
       ("loss-anchors", "anchor pairs of the Monte Carlo GW loss estimate",
        with_default(d.loss_anchors));
+  options.add_options("Plan support and memory")
+      ("support", "plan support: auto | dense | sparse (auto: dense when its estimated peak is "
+                  "at most half of --memory-limit, sparse CSR otherwise)",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.support))))
+      ("memory-limit", "memory budget in bytes, suffixes K, M, G, T allowed (0: 60% of physical "
+                       "memory); a problem whose chosen path exceeds it fails before allocating",
+       cxxopts::value<std::string>()->default_value("0"))
+      ("support-size", "candidate targets per source node with --support sparse",
+       with_default(d.support_size))
+      ("support-cells", "cells per side of the sparse path's coarse alignment (0: automatic)",
+       with_default<Index>(d.support_cells))
+      ("support-regrow-every", "iterations between re-growths of the sparse support (0: never)",
+       with_default(d.support_regrow_every));
   // clang-format on
+}
+
+std::size_t parse_byte_size(const std::string& text, std::string_view flag) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  double unit = 1.0;
+  const std::string suffix = text.substr(std::min(used, text.size()));
+  if (suffix == "K" || suffix == "k") {
+    unit = 1024.0;
+  } else if (suffix == "M" || suffix == "m") {
+    unit = 1048576.0;
+  } else if (suffix == "G" || suffix == "g") {
+    unit = 1073741824.0;
+  } else if (suffix == "T" || suffix == "t") {
+    unit = 1099511627776.0;
+  } else if (!suffix.empty()) {
+    used = 0;
+  }
+  GW_CHECK(used > 0 && std::isfinite(value) && value >= 0.0,
+           flag << " must be a byte count such as 2000000000, 512M or 16G (0: default), got '"
+                << text << "'");
+  return static_cast<std::size_t>(value * unit);
 }
 
 Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
@@ -207,6 +247,14 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.plan_format = flags.count("dense") ? PlanFormat::kDense : PlanFormat::kTopK;
   o.compute_gw_loss = flags.count("no-loss") == 0;
   o.loss_anchors = flags["loss-anchors"].as<int>();
+  const std::string support = flags["support"].as<std::string>();
+  const auto parsed_support = support_from_string(support);
+  GW_CHECK(parsed_support, "--support must be auto, dense or sparse, got '" << support << "'");
+  o.support = *parsed_support;
+  o.memory_limit = parse_byte_size(flags["memory-limit"].as<std::string>(), "--memory-limit");
+  o.support_size = flags["support-size"].as<int>();
+  o.support_cells = flags["support-cells"].as<Index>();
+  o.support_regrow_every = flags["support-regrow-every"].as<int>();
 
   check_inert_flags(flags, o);
   std::string why;
@@ -233,6 +281,17 @@ void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
   reject_if(o.polish_iterations == 0, "polish-sinkhorn-tol", "with --polish-iter 0");
   reject_if(o.warmup_iterations == 0 && o.polish_iterations == 0, "warmup-anchors",
             "with --warmup-iter 0 and --polish-iter 0 (no iteration draws them)");
+  // The sparse path returns its own CSR plan and has its own coarse level; its settings do nothing
+  // on the dense path.
+  const bool sparse_only = o.support == Support::kSparse;
+  reject_if(sparse_only, "dense", "with --support sparse (the plan is CSR); drop one of them");
+  reject_if(sparse_only, "top-k",
+            "with --support sparse (rows keep up to --support-size entries); use --support-size");
+  reject_if(sparse_only, "multiscale",
+            "with --support sparse (it aligns coarse cells first anyway); drop --multiscale");
+  for (const char* flag : {"support-size", "support-cells", "support-regrow-every"}) {
+    reject_if(o.support == Support::kDense, flag, "with --support dense; drop one of them");
+  }
   // With an explicit --mode, the settings of the other modes and of auto do nothing.
   if (o.distance_mode) {
     const std::string mode(to_string(*o.distance_mode));

@@ -24,13 +24,18 @@ namespace gw::cli {
 //   --plateau-patience  --sinkhorn-max-iter  --sinkhorn-tol  --lambda-ema  --fused-weight  --rho-a
 //   --rho-b  --partial-mass  --no-slack  --init product|profiles  --multiscale  --multiscale-size
 //   --precision f32|f64  --backend cpu|cuda  --device  --threads  --seed  --top-k  --dense
-//   --no-loss  --loss-anchors
+//   --no-loss  --loss-anchors  --support auto|dense|sparse  --memory-limit  --support-size
+//   --support-cells  --support-regrow-every
 void add_solver_options(cxxopts::Options& options);
 
 // The flags of add_solver_options as gw::Options (plan format: top-k CSR unless --dense).
 // Throws gw::Error(kInvalidArgument) naming the flag for an unknown enum name or a value the
 // library rejects (Options::is_valid), so a bad flag fails before any file is read.
 Options solver_options_from_flags(const cxxopts::ParseResult& flags);
+
+// A byte count from a flag: a non-negative number with an optional K, M, G or T suffix (powers of
+// 1024). Throws kInvalidArgument naming `flag` otherwise.
+std::size_t parse_byte_size(const std::string& text, std::string_view flag);
 
 // Usage errors (kInvalidArgument, exit 64) for solver flags that another flag makes inert, e.g.
 // --top-k with --dense, --device with --backend cpu, --multiscale-size without --multiscale,

@@ -127,6 +127,50 @@ TEST(CliInterop, AnndataReadsDensePlanWrittenIntoSource) {
   EXPECT_EQ(check.status, 0) << check.out << check.err;
 }
 
+// The sparse-support path's CSR plan (at most --support-size entries per row) in obsm/gw_plan.
+TEST(CliInterop, AnndataReadsSparseSupportPlanWrittenIntoSource) {
+  SKIP_WITHOUT_ANNDATA();
+  ScratchDir dir;
+  const std::string out = dir.file("aligned.h5ad");
+  const RunResult run = gwalign({"align",
+                                 data_file("tiny_source.h5ad"),
+                                 data_file("tiny_target.h5ad"),
+                                 "--rep",
+                                 "obsm:X_pca",
+                                 "--knn",
+                                 "10",
+                                 "--support",
+                                 "sparse",
+                                 "--support-size",
+                                 "16",
+                                 "--write-into-source",
+                                 "-o",
+                                 out,
+                                 "--quiet"},
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const RunResult check =
+      run_program("/usr/bin/python3",
+                  {"-c",
+                   "import sys, anndata, numpy as np, scipy.sparse\n"
+                   "a = anndata.read_h5ad(sys.argv[1])\n"
+                   "p = a.obsm['gw_plan']\n"
+                   "assert scipy.sparse.issparse(p), type(p)\n"
+                   "p = scipy.sparse.csr_matrix(p)\n"
+                   "assert p.shape == (400, 480), p.shape\n"
+                   "assert np.diff(p.indptr).max() <= 16, np.diff(p.indptr).max()\n"
+                   "assert abs(p.sum() - 1) < 1e-3, p.sum()\n"
+                   "m = np.asarray(a.obsm['gw_match'])\n"
+                   "assert np.array_equal(m, np.asarray(p.argmax(axis=1)).ravel())\n"
+                   "gw = a.uns['gw']\n"
+                   "assert str(gw['support']) == 'sparse', gw['support']\n"
+                   "assert float(gw['abs_rho']) >= 0.99, gw['abs_rho']\n"
+                   "print('OK')\n",
+                   out},
+                  dir.path());
+  EXPECT_EQ(check.status, 0) << check.out << check.err;
+}
+
 TEST(CliInterop, AnndataReadsGeneratedH5ad) {
   SKIP_WITHOUT_ANNDATA();
   ScratchDir dir;
