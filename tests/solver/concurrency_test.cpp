@@ -1,8 +1,8 @@
 // Concurrent gw::solve calls on separate problems (solve.h promises that independent calls may run
 // on several threads at once). Each thread's result must be bitwise the result of the same call
 // made alone: same seed and thread count give the same plan, so any difference is interference
-// between calls (shared scratch, a process-wide thread count, a shared random stream). Labelled
-// "threading": scripts/test.sh also runs it under ThreadSanitizer.
+// between calls (shared scratch, a process-wide thread count, a shared random stream).
+// scripts/sanitize.sh tsan also runs it under ThreadSanitizer.
 #include <gtest/gtest.h>
 
 #include <cstdint>
