@@ -35,7 +35,7 @@ configure() {
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
     -DGWALIGN_ENABLE_CUDA=OFF -DGWALIGN_BUILD_TESTS=OFF -DGWALIGN_BUILD_BENCH=OFF \
-    -DGWALIGN_BUILD_TOOLS=OFF -DGWALIGN_BUILD_FUZZERS=ON \
+    -DGWALIGN_BUILD_TOOLS=OFF -DGWALIGN_BUILD_FUZZERS=ON -DGWALIGN_PYTHON=OFF \
     "-DCMAKE_CXX_FLAGS=$sanitize -fno-omit-frame-pointer -gline-tables-only" \
     "-DCMAKE_C_FLAGS=$sanitize" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null

@@ -34,7 +34,7 @@ run_asan() {
   header "AddressSanitizer + UndefinedBehaviorSanitizer build ($dir): ctest -L cpu -LE 'install|interop'"
   local flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGWALIGN_ENABLE_CUDA=OFF \
-    -DGWALIGN_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
+    -DGWALIGN_BUILD_BENCH=OFF -DGWALIGN_PYTHON=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
     "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
   cmake --build "$dir" -j "$JOBS"
@@ -60,7 +60,7 @@ run_tsan() {
   header "ThreadSanitizer build ($dir, clang 14 + libomp + Archer): ${TSAN_TESTS[*]}"
   local flags="-fsanitize=thread -fno-omit-frame-pointer"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGWALIGN_ENABLE_CUDA=OFF \
-    -DGWALIGN_BUILD_BENCH=OFF \
+    -DGWALIGN_BUILD_BENCH=OFF -DGWALIGN_PYTHON=OFF \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
     "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" >/dev/null
