@@ -439,7 +439,7 @@ constexpr std::size_t kTileBytes = std::size_t{1} << 20;
 // active instruction-set target's copy, compiled in diffusion_isa.cpp.
 template <typename T>
 T* as_scalars(Vec<T>* v) {
-  return v->lanes;
+  return reinterpret_cast<T*>(v);  // no member access: an empty workspace has a null buffer
 }
 
 // w_k in the compute type, with values below the smallest normal number flushed to 0: the

@@ -319,7 +319,8 @@ void EdgeMasker::keep_mask(int type,
 #pragma omp parallel for num_threads(team) schedule(dynamic, 1)
     for (Index b = 0; b < samples; ++b) {
       std::uint8_t* mask = keep.data() + static_cast<Offset>(b) * edges;
-      std::memset(mask, 1, static_cast<std::size_t>(edges));
+      // An edge type with no edges has an empty (possibly null) mask: memset must not see it.
+      if (edges > 0) std::memset(mask, 1, static_cast<std::size_t>(edges));
       for (Offset i = batch.ptr[b]; i < batch.ptr[b + 1]; ++i) {
         for (const Offset e : t.incidence.edges_of(batch.ids[i])) mask[e] = 0;
       }
