@@ -41,11 +41,12 @@ configure() {
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
 }
 
-# The first stack frame of a crash report that is not libFuzzer's, the sanitizer's, libc's or the
-# allocator's (for an out-of-memory report: the caller that asked for the memory).
+# The first stack frame of a crash report that is not libFuzzer's, the sanitizer's, libc's (its
+# memcpy family reports a source path under sysdeps/, not libc.so) or the allocator's (for an
+# out-of-memory report: the caller that asked for the memory).
 first_frame() {
   grep -E '^ +#[0-9]+ ' \
-    | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|_start|__kmp|\(<unknown module>\)| in (malloc|calloc|realloc|operator new)' \
+    | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|sysdeps/|_start|__kmp|\(<unknown module>\)| in (malloc|calloc|realloc|operator new|__mem(cpy|move|set)[a-z0-9_]*)' \
     | head -n 1
 }
 
