@@ -30,11 +30,11 @@
 #include "cellgraph/cuda_aggregate.h"
 #include "cellgraph/cuda_diffusion.h"
 #include "cellgraph/cuda_edge_masks.h"
-#include "cellgraph/device_array.h"
 #include "cellgraph/diffusion.h"
 #include "cellgraph/edge_masks.h"
 #include "cellgraph/workloads.h"
 #include "core/context.h"
+#include "core/device_array.h"
 #include "core/rng.h"
 
 namespace {
@@ -205,7 +205,7 @@ void BM_CudaDenseMasks(benchmark::State& state) {
   gw::CudaEdgeMasker cuda(masker);
   const gw::DeviceBatch batch = cuda.upload_batch(triples(b).view());
   gw::DeviceArray<std::uint8_t> keep(static_cast<std::size_t>(b) * masker.total_edges(),
-                                     cuda.device());
+                                     cuda.stream());
   for (auto _ : state) {
     Offset offset = 0;
     for (int t = 0; t < masker.num_types(); ++t) {
@@ -299,8 +299,8 @@ void BM_CudaDiffusionBatched(benchmark::State& state) {
   const Index c = static_cast<Index>(state.range(2));
   const DiffusionInput& input = diffusion_input(b, s, c);
   gw::CudaHeatDiffusion cuda;
-  gw::DeviceArray<float> x(std::span<const float>(input.x), cuda.device());
-  gw::DeviceArray<float> y(input.x.size(), cuda.device());
+  gw::DeviceArray<float> x(std::span<const float>(input.x), cuda.stream());
+  gw::DeviceArray<float> y(input.x.size(), cuda.stream());
   cuda.prepare(input.graphs.view(), s, diffusion_options());
   for (auto _ : state) {
     cuda.apply_async(x.data(), c, y.data());
@@ -377,9 +377,9 @@ void BM_CudaAggregate(benchmark::State& state) {
       state.range(2) == 0 ? gw::CudaAggregateMethod::kSortByKey : gw::CudaAggregateMethod::kAtomics;
   const TokenInput& input = token_input(b, t);
   gw::CudaAggregator cuda;
-  gw::DeviceArray<float> embeddings(std::span<const float>(input.embeddings), cuda.device());
-  gw::DeviceArray<Index> ids(std::span<const Index>(input.ids), cuda.device());
-  gw::DeviceArray<Index> lengths(std::span<const Index>(input.lengths), cuda.device());
+  gw::DeviceArray<float> embeddings(std::span<const float>(input.embeddings), cuda.stream());
+  gw::DeviceArray<Index> ids(std::span<const Index>(input.ids), cuda.stream());
+  gw::DeviceArray<Index> lengths(std::span<const Index>(input.lengths), cuda.stream());
   for (auto _ : state) {
     cuda.run_async(embeddings.data(), ids.data(), lengths.data(), b, t, 128, 19247, {}, method);
     cuda.synchronize();

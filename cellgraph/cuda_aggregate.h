@@ -14,7 +14,8 @@
 // Which is faster depends on the id distribution and H; `gwalign bench aggregate --backend cuda`
 // times both (--method).
 //
-// Everything is enqueued on the instance's stream without host synchronization; the number of
+// Everything is enqueued on the instance's gw::CudaStream (core/cuda_stream.h: its own, or the
+// caller's when constructed from one) without host synchronization; the number of
 // distinct ids stays on the device until download(). Invalid input cannot throw on the device: a
 // length outside [0, T] is clamped and a valid id outside [0, id_bound) is skipped and recorded;
 // check() (and download()) throw kInvalidArgument / kBadData like the CPU version.
@@ -29,6 +30,7 @@
 #include <string_view>
 
 #include "cellgraph/aggregate.h"
+#include "core/cuda_stream.h"
 #include "core/types.h"
 
 namespace gw {
@@ -53,6 +55,8 @@ class CudaAggregator {
   // Binds to CUDA device `device`. kNotCompiled without CUDA, kInvalidArgument when the device
   // does not exist.
   explicit CudaAggregator(int device = 0);
+  // Enqueues everything on `stream` (its device is the instance's device).
+  explicit CudaAggregator(const CudaStream& stream);
   ~CudaAggregator();
   CudaAggregator(CudaAggregator&&) noexcept;
   CudaAggregator& operator=(CudaAggregator&&) noexcept;
@@ -116,7 +120,8 @@ class CudaAggregator {
   double time_read(const void* buffer, Offset bytes, int reps = 5);
 
   int device() const;
-  void* stream() const;
+  // The stream all work is enqueued on (give it to DeviceArray so copies are ordered with it).
+  const CudaStream& stream() const;
 
  private:
   class Impl;

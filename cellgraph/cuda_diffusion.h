@@ -10,6 +10,10 @@
 // padding rows are zeroed by a memset. float32 signals use float32 operator values and
 // arithmetic; float64 signals float64.
 //
+// Streams: all work, host copies included, is enqueued on one gw::CudaStream (core/cuda_stream.h):
+// the instance's own (the `device` constructor) or the caller's (share one handle between several
+// CUDA classes, or borrow a framework's stream, to order their work without synchronizing).
+//
 // Thread-safety: one host thread at a time per instance. In a build without CUDA the constructor
 // throws gw::Error(ErrorCode::kNotCompiled).
 #pragma once
@@ -18,6 +22,7 @@
 #include <span>
 
 #include "cellgraph/diffusion.h"
+#include "core/cuda_stream.h"
 #include "core/types.h"
 
 namespace gw {
@@ -27,6 +32,8 @@ class CudaHeatDiffusion {
   // Binds to CUDA device `device`. kNotCompiled without CUDA, kInvalidArgument when the device
   // does not exist.
   explicit CudaHeatDiffusion(int device = 0);
+  // Enqueues everything on `stream` (its device is the instance's device).
+  explicit CudaHeatDiffusion(const CudaStream& stream);
   ~CudaHeatDiffusion();
   CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept;
   CudaHeatDiffusion& operator=(CudaHeatDiffusion&&) noexcept;
@@ -43,7 +50,7 @@ class CudaHeatDiffusion {
   Offset nnz() const;
 
   // y = exp(-beta L) x per graph for device arrays x, y of [B, S, channels] elements (device
-  // memory of this device, not overlapping). Enqueued on the instance's stream; returns at once.
+  // memory of this device, not overlapping). Enqueued on stream(); returns at once.
   void apply_async(const float* x, Index channels, float* y);
   void apply_async(const double* x, Index channels, double* y);
 
@@ -53,8 +60,8 @@ class CudaHeatDiffusion {
 
   void synchronize();
   int device() const;
-  // The cudaStream_t all work is enqueued on, as an opaque pointer.
-  void* stream() const;
+  // The stream all work is enqueued on (give it to DeviceArray so copies are ordered with it).
+  const CudaStream& stream() const;
 
  private:
   class Impl;

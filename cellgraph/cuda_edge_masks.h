@@ -21,6 +21,10 @@
 // for the stream and throws exactly the CPU error (validate_perturbations on a download of the
 // batch) if the last batch was invalid. The host-input convenience functions validate first.
 //
+// Streams: all work, host copies included, is enqueued on one gw::CudaStream (core/cuda_stream.h):
+// the instance's own (the `device` constructor) or the caller's, shared with other CUDA classes or
+// borrowed from a framework, so that their work is ordered without synchronizing.
+//
 // Thread-safety: one host thread at a time per instance. In a build without CUDA the constructor
 // throws gw::Error(ErrorCode::kNotCompiled).
 #pragma once
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "cellgraph/edge_masks.h"
+#include "core/cuda_stream.h"
 #include "core/types.h"
 
 namespace gw {
@@ -56,6 +61,8 @@ class CudaEdgeMasker {
   // Copies every type's incidence of `masker` to CUDA device `device` (synchronous). kNotCompiled
   // without CUDA, kInvalidArgument when the device does not exist.
   explicit CudaEdgeMasker(const EdgeMasker& masker, int device = 0);
+  // The same on `stream` (its device is the instance's device).
+  CudaEdgeMasker(const EdgeMasker& masker, const CudaStream& stream);
   ~CudaEdgeMasker();
   CudaEdgeMasker(CudaEdgeMasker&&) noexcept;
   CudaEdgeMasker& operator=(CudaEdgeMasker&&) noexcept;
@@ -98,8 +105,8 @@ class CudaEdgeMasker {
   double time_fill(std::uint8_t* buffer, Offset bytes, int reps = 5);
 
   int device() const;
-  // The cudaStream_t all work is enqueued on, as an opaque pointer.
-  void* stream() const;
+  // The stream all work is enqueued on (give it to DeviceArray so copies are ordered with it).
+  const CudaStream& stream() const;
 
  private:
   class Impl;

@@ -26,6 +26,7 @@
 #include <memory>
 #include <span>
 
+#include "core/cuda_stream.h"
 #include "core/types.h"
 #include "sampling/sampling.h"
 
@@ -36,6 +37,9 @@ class CudaAnchorSampler {
   // Binds to CUDA device `device` and creates the instance's stream. Throws kNotCompiled without
   // CUDA, kInvalidArgument when the device does not exist.
   explicit CudaAnchorSampler(int device = 0);
+  // Enqueues everything on `stream` (its device is the instance's device): the GW loop shares one
+  // stream between the sampler, the Sinkhorn and its own kernels.
+  explicit CudaAnchorSampler(const CudaStream& stream);
   ~CudaAnchorSampler();
   CudaAnchorSampler(CudaAnchorSampler&&) noexcept;
   CudaAnchorSampler& operator=(CudaAnchorSampler&&) noexcept;
@@ -70,8 +74,8 @@ class CudaAnchorSampler {
                      std::span<const double> uniforms);
 
   int device() const;
-  // The cudaStream_t all work is enqueued on, as an opaque pointer.
-  void* stream() const;
+  // The stream all work is enqueued on.
+  const CudaStream& stream() const;
 
  private:
   class Impl;

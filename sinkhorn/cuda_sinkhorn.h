@@ -19,10 +19,14 @@
 // options.precision selects float32 (mixed: double accumulation) or float64 compute; the cost may
 // be stored as either type. options.threads is ignored.
 //
-// Thread-safety: an instance is used by one host thread at a time. All work runs on a stream owned
-// by the instance; calls return when their results are complete (solve, downloads, plan_to_host) or
-// enqueued (plan_to_device: synchronize the device, or read the plan on the same device, before
-// using it from another stream).
+// Streams: all work runs on one gw::CudaStream (core/cuda_stream.h): the instance's own (the
+// `device` constructor) or the caller's (the GW loop shares one stream between its kernels, the
+// sampler and this class; a framework's stream can be borrowed). Calls return when their results
+// are complete (solve, downloads, plan_to_host) or enqueued (plan_to_device: work enqueued later on
+// stream() sees the plan; anything else, a cudaMemcpy on the legacy default stream included, must
+// synchronize stream() first).
+//
+// Thread-safety: an instance is used by one host thread at a time.
 //
 // In a build without CUDA the constructor throws gw::Error(ErrorCode::kNotCompiled).
 #pragma once
@@ -30,6 +34,7 @@
 #include <memory>
 #include <span>
 
+#include "core/cuda_stream.h"
 #include "core/types.h"
 #include "sinkhorn/sinkhorn.h"
 
@@ -40,6 +45,8 @@ class CudaSinkhorn {
   // Binds to CUDA device `device`. Throws kNotCompiled without CUDA, kInvalidArgument when the
   // device does not exist.
   explicit CudaSinkhorn(int device = 0);
+  // Enqueues everything on `stream` (its device is the instance's device).
+  explicit CudaSinkhorn(const CudaStream& stream);
   ~CudaSinkhorn();
   CudaSinkhorn(CudaSinkhorn&&) noexcept;
   CudaSinkhorn& operator=(CudaSinkhorn&&) noexcept;
@@ -94,6 +101,8 @@ class CudaSinkhorn {
   double time_cost_read(int reps = 5);
 
   int device() const;
+  // The stream all work is enqueued on.
+  const CudaStream& stream() const;
 
  private:
   class Impl;

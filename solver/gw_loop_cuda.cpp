@@ -15,12 +15,14 @@
 // the providers compute D_X, D_Y on the host (two small H2D copies); the factor kernels and one
 // cuBLAS GEMM write Lambda; CudaSinkhorn solves from the previous potentials; plan_to_device
 // writes T_new; the blend kernel updates T with per-row partials, reduced on the device to
-// (||dT||^2, <Lambda, T>), 16 bytes read back. Host synchronizations per iteration: the anchors,
-// Lambda before Sinkhorn (the solver runs on its own stream), Sinkhorn's own checks, T_new before
-// the blend, and the totals -- the anchors must come back every iteration anyway, since the
-// distance providers run on the host, so the stopping rule sees every iteration as on the CPU.
-// The final plan comes back as float64 n x k (solve() computes matching, top-k and loss from it
-// on the host): 8 n k bytes of host memory, 16 GB at 45k x 45k.
+// (||dT||^2, <Lambda, T>), 16 bytes read back. Everything (the loop's kernels, cuBLAS, the sampler,
+// CudaSinkhorn) runs on one gw::CudaStream, so no device-wide synchronization is needed. Host
+// synchronizations per iteration: the anchors, Lambda before Sinkhorn (the pinned distance
+// staging is rewritten by the providers next), Sinkhorn's own checks, and the totals -- the anchors
+// must come back every iteration anyway, since the distance providers run on the host, so the
+// stopping rule sees every iteration as on the CPU. The final plan comes back as float64 n x k
+// (solve() computes matching, top-k and loss from it on the host): 8 n k bytes of host memory, 16
+// GB at 45k x 45k.
 //
 // Determinism: no atomics in any reduction (fixed-order block reductions, cuBLAS on one stream),
 // so the same seed on the same device and build reproduces the plan bitwise.
@@ -157,10 +159,11 @@ class CudaLoop {
         cols_(k_ + (slack_.enabled ? 1 : 0)),
         gw_(options.fused_weight < 1.0),
         scope_(options.device),
-        sampler_(options.device),
-        stream_(static_cast<cudaStream_t>(sampler_.stream())),
+        handle_(CudaStream::create(options.device)),
+        stream_(cuda::stream_of(handle_)),
+        sampler_(handle_),
         blas_(stream_),
-        sinkhorn_(options.device) {
+        sinkhorn_(handle_) {
     const bool ema = opt_.lambda_ema > 0.0;
     // The fused blend inside the GW loop needs C_feat on the device; plain OT copies it straight
     // into Lambda.
@@ -277,8 +280,8 @@ class CudaLoop {
     return sinkhorn_.solve(epsilon, inner);
   }
   IterationTotals plan_and_blend(double epsilon) {
+    // T_new is written on the loop's own stream (shared with CudaSinkhorn): the blend sees it.
     sinkhorn_.plan_to_device(epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
-    GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
     return blend(opt_.momentum);
   }
 
@@ -343,7 +346,6 @@ class CudaLoop {
     profile_options.threads = opt_.threads;
     sinkhorn_.solve(epsilon, profile_options);
     sinkhorn_.plan_to_device(epsilon, PlanView(plan_.get(), n_, k_), Precision::kF32);
-    GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_0 was written on the Sinkhorn stream
     GW_CUDA_CHECK(
         cuda::launch_plan_row_sums(plan_.get(), precision(), n_, k_, row_mass_.get(), stream_));
     const double mass = device_sum(row_mass_.get());
@@ -382,14 +384,13 @@ class CudaLoop {
       inner =
           sinkhorn(opt_.epsilon, opt_.polish_sinkhorn_iterations, opt_.polish_sinkhorn_tolerance);
       sinkhorn_.plan_to_device(opt_.epsilon, PlanView(plan_new_.get(), rows_, cols_), precision());
-      GW_CUDA_CHECK(cudaDeviceSynchronize());  // T_new was written on the Sinkhorn stream
     }
     record_plain_ot(inner, blend(1.0), opt_.epsilon, watch.seconds(), result);
   }
 
   // Lambda = a 1^T + 1 b^T - (2/M) D_X D_Y^T as one GEMM over the augmented factors
   // [D_X | a | 1] (n x (M+2)) and [-(2/M) D_Y | 1 | b] (k x (M+2)), then the EMA / fused blends.
-  // Returns with Lambda complete (CudaSinkhorn reads it from its own stream).
+  // Returns with Lambda complete (the pinned staging blocks dx_host_ / dy_host_ may be rewritten).
   // `precise` (polishing iterations): the cost from many anchors is used as it is, neither mixed
   // with nor fed into the EMA, whose history is noisier than it.
   void fill_gw_cost(int m, bool precise) {
@@ -572,9 +573,10 @@ class CudaLoop {
   const SlackLayout slack_;
   const Index rows_, cols_;  // augmented shape
   const bool gw_;
-  cuda::DeviceGuard scope_;    // options.device is current while the loop lives
-  CudaAnchorSampler sampler_;  // owns the stream every loop kernel runs on
+  cuda::DeviceGuard scope_;  // options.device is current while the loop lives
+  CudaStream handle_;        // the one stream of the loop's kernels, cuBLAS, sampler and Sinkhorn
   cudaStream_t stream_;
+  CudaAnchorSampler sampler_;
   CublasHandle blas_;
   CudaSinkhorn sinkhorn_;
   SinkhornOptions sinkhorn_options_;

@@ -40,19 +40,16 @@ constexpr std::string_view kToDevice = "copy it to the device first (gw::DeviceA
 
 class CudaAggregator::Impl {
  public:
-  explicit Impl(int device) : device_(device) {
-    require_backend(Backend::kCuda, device);
+  explicit Impl(const CudaStream& stream) : stream_(stream), device_(stream.device()) {
     cuda::DeviceGuard guard(device_);
-    stream_ = std::make_unique<cuda::Stream>();
     status_.ensure(1);
     num_genes_.ensure(1);
   }
 
   ~Impl() {
     try {
-      cuda::DeviceGuard guard(device_);
-      stream_.reset();
-    } catch (...) {
+      stream_.synchronize();  // queued kernels may still use the buffers freed after this
+    } catch (...) {           // a destructor must not throw
     }
   }
 
@@ -83,7 +80,7 @@ class CudaAggregator::Impl {
     const Index capacity = sort ? static_cast<Index>(std::min<Offset>(id_bound, count)) : id_bound;
     reserve<T>(count, hidden, id_bound, capacity, sort);
 
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     const Index first = options.skip_cls ? 1 : 0;
     GW_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, sizeof(int), s));
     GW_CUDA_CHECK(cudaMemsetAsync(num_genes_.get(), 0, sizeof(Index), s));
@@ -205,30 +202,25 @@ class CudaAggregator::Impl {
 
   void synchronize() {
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();
+    stream_.synchronize();
   }
 
   void check() {
     synchronize();
     int status = 0;
-    GW_CUDA_CHECK(cudaMemcpy(&status, status_.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    const cudaStream_t s = cuda::stream_of(stream_);
+    cuda::copy_to_host(&status, status_.get(), 1, s);
     if (status == 0) return;
     // Name the first problem as the CPU version does, from host copies of the inputs.
     std::vector<Index> lengths(last_.batch);
-    if (!lengths.empty()) {
-      GW_CUDA_CHECK(cudaMemcpy(
-          lengths.data(), last_.lengths, lengths.size() * sizeof(Index), cudaMemcpyDeviceToHost));
-    }
+    cuda::copy_to_host(lengths.data(), last_.lengths, lengths.size(), s);
     for (Index b = 0; b < last_.batch; ++b) {
       GW_CHECK(lengths[b] >= 0 && lengths[b] <= last_.seq_len,
                "aggregate_by_gene: lengths[" << b << "] = " << lengths[b] << " is outside [0, "
                                              << last_.seq_len << "]");
     }
     std::vector<Index> ids(static_cast<std::size_t>(last_.batch) * last_.seq_len);
-    if (!ids.empty()) {
-      GW_CUDA_CHECK(cudaMemcpy(
-          ids.data(), last_.gene_ids, ids.size() * sizeof(Index), cudaMemcpyDeviceToHost));
-    }
+    cuda::copy_to_host(ids.data(), last_.gene_ids, ids.size(), s);
     for (Index b = 0; b < last_.batch; ++b) {
       for (Index t = last_.first; t < lengths[b]; ++t) {
         const Index id = ids[static_cast<std::size_t>(b) * last_.seq_len + t];
@@ -258,21 +250,17 @@ class CudaAggregator::Impl {
     GeneAggregate<T> out;
     out.hidden = last_.hidden;
     Index genes = 0;
-    GW_CUDA_CHECK(cudaMemcpy(&genes, num_genes_.get(), sizeof(Index), cudaMemcpyDeviceToHost));
+    const cudaStream_t s = cuda::stream_of(stream_);
+    cuda::copy_to_host(&genes, num_genes_.get(), 1, s);
     GW_CHECK_CODE(genes >= 0 && genes <= last_.capacity,
                   ErrorCode::kInternal,
                   "CudaAggregator: " << genes << " genes exceed the capacity " << last_.capacity);
     out.gene_ids.resize(genes);
     out.counts.resize(genes);
     out.mean.resize(static_cast<std::size_t>(genes) * last_.hidden);
-    if (genes > 0) {
-      GW_CUDA_CHECK(cudaMemcpy(
-          out.gene_ids.data(), result_ids_, genes * sizeof(Index), cudaMemcpyDeviceToHost));
-      GW_CUDA_CHECK(cudaMemcpy(
-          out.counts.data(), result_counts_, genes * sizeof(Offset), cudaMemcpyDeviceToHost));
-      GW_CUDA_CHECK(cudaMemcpy(
-          out.mean.data(), mean_.get(), out.mean.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    }
+    cuda::copy_to_host(out.gene_ids.data(), result_ids_, out.gene_ids.size(), s);
+    cuda::copy_to_host(out.counts.data(), result_counts_, out.counts.size(), s);
+    cuda::copy_to_host(out.mean.data(), mean_.as<T>(), out.mean.size(), s);
     return out;
   }
 
@@ -294,7 +282,7 @@ class CudaAggregator::Impl {
              "CudaAggregator::aggregate: array sizes do not match [B, T, H] = ["
                  << batch << ", " << seq_len << ", " << hidden << "]");
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();
+    stream_.synchronize();
     in_embeddings_.ensure(embeddings.size() * sizeof(T));
     in_ids_.ensure(gene_ids.size());
     in_lengths_.ensure(lengths.size());
@@ -317,7 +305,7 @@ class CudaAggregator::Impl {
     cudaEvent_t start = nullptr, stop = nullptr;
     GW_CUDA_CHECK(cudaEventCreate(&start));
     GW_CUDA_CHECK(cudaEventCreate(&stop));
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     float best_ms = 1e30f;
     for (int rep = 0; rep <= reps; ++rep) {  // the first pass warms up
       GW_CUDA_CHECK(cudaEventRecord(start, s));
@@ -334,7 +322,7 @@ class CudaAggregator::Impl {
   }
 
   int device() const { return device_; }
-  void* stream() const { return stream_->get(); }
+  const CudaStream& stream() const { return stream_; }
 
  private:
   struct LastRun {
@@ -346,9 +334,8 @@ class CudaAggregator::Impl {
   };
 
   template <typename T>
-  static void copy_in(T* device, std::span<const T> host) {
-    if (host.empty()) return;
-    GW_CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  void copy_in(T* device, std::span<const T> host) {
+    cuda::copy_to_device(device, host.data(), host.size(), cuda::stream_of(stream_));
   }
 
   // Sizes every buffer of a run; growing waits for the stream first (queued work may use the
@@ -413,12 +400,12 @@ class CudaAggregator::Impl {
       grow = grow || buffer->size() < std::max<std::size_t>(size, 1);
     }
     if (!grow) return;
-    stream_->synchronize();
+    stream_.synchronize();
     for (const auto& [buffer, size] : needs) buffer->ensure(size);
   }
 
+  CudaStream stream_;
   int device_;
-  std::unique_ptr<cuda::Stream> stream_;
   cuda::DeviceBuffer<int> status_;
   cuda::DeviceBuffer<Index> num_genes_;
   cuda::DeviceBuffer<unsigned long long> sink_;
@@ -434,7 +421,8 @@ class CudaAggregator::Impl {
   LastRun last_;
 };
 
-CudaAggregator::CudaAggregator(int device) : impl_(std::make_unique<Impl>(device)) {}
+CudaAggregator::CudaAggregator(int device) : CudaAggregator(CudaStream::create(device)) {}
+CudaAggregator::CudaAggregator(const CudaStream& stream) : impl_(std::make_unique<Impl>(stream)) {}
 CudaAggregator::~CudaAggregator() = default;
 CudaAggregator::CudaAggregator(CudaAggregator&&) noexcept = default;
 CudaAggregator& CudaAggregator::operator=(CudaAggregator&&) noexcept = default;
@@ -501,7 +489,7 @@ double CudaAggregator::time_read(const void* buffer, Offset bytes, int reps) {
   return impl().time_read(buffer, bytes, reps);
 }
 int CudaAggregator::device() const { return impl().device(); }
-void* CudaAggregator::stream() const { return impl().stream(); }
+const CudaStream& CudaAggregator::stream() const { return impl().stream(); }
 
 #else  // !GW_HAS_CUDA
 
@@ -516,6 +504,7 @@ namespace {
 }  // namespace
 
 CudaAggregator::CudaAggregator(int) { not_compiled(); }
+CudaAggregator::CudaAggregator(const CudaStream&) { not_compiled(); }
 CudaAggregator::~CudaAggregator() = default;
 CudaAggregator::CudaAggregator(CudaAggregator&&) noexcept = default;
 CudaAggregator& CudaAggregator::operator=(CudaAggregator&&) noexcept = default;
@@ -571,7 +560,7 @@ void CudaAggregator::synchronize() { not_compiled(); }
 void CudaAggregator::check() { not_compiled(); }
 double CudaAggregator::time_read(const void*, Offset, int) { not_compiled(); }
 int CudaAggregator::device() const { not_compiled(); }
-void* CudaAggregator::stream() const { not_compiled(); }
+const CudaStream& CudaAggregator::stream() const { not_compiled(); }
 
 #endif  // GW_HAS_CUDA
 

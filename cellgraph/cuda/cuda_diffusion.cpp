@@ -33,12 +33,11 @@ namespace {
 constexpr std::string_view kToDevice = "copy it to the device first (gw::DeviceArray)";
 
 template <typename T>
-void copy_to_device(cuda::DeviceBuffer<T>& buffer, const std::vector<T>& host) {
+void copy_to_device(cuda::DeviceBuffer<T>& buffer,
+                    const std::vector<T>& host,
+                    cudaStream_t stream) {
   buffer.ensure(host.size());
-  if (!host.empty()) {
-    GW_CUDA_CHECK(
-        cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
+  cuda::copy_to_device(buffer.get(), host.data(), host.size(), stream);
 }
 
 // w_k in the compute type with subnormal values flushed to 0, as HeatDiffusion::apply does, so
@@ -53,23 +52,19 @@ T device_weight(double w) {
 
 class CudaHeatDiffusion::Impl {
  public:
-  explicit Impl(int device) : device_(device) {
-    require_backend(Backend::kCuda, device);
-    cuda::DeviceGuard guard(device_);
-    stream_ = std::make_unique<cuda::Stream>();
-  }
+  explicit Impl(const CudaStream& stream) : stream_(stream), device_(stream.device()) {}
 
   ~Impl() {
     try {
-      cuda::DeviceGuard guard(device_);
-      stream_.reset();
-    } catch (...) {
+      stream_.synchronize();  // queued steps may still use the buffers freed after this
+    } catch (...) {           // a destructor must not throw
     }
   }
 
   void prepare(const HeatDiffusion& op) {
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();  // work in flight may still read the previous operator
+    stream_.synchronize();  // work in flight may still read the previous operator
+    const cudaStream_t s = cuda::stream_of(stream_);
     const CsrMatrix<double>& matrix = op.shifted_laplacian();
     num_graphs_ = op.num_graphs();
     seq_len_ = op.seq_len();
@@ -83,11 +78,11 @@ class CudaHeatDiffusion::Impl {
         padded_row[r] = static_cast<Offset>(b) * seq_len_ + (r - node_offsets[b]);
       }
     }
-    copy_to_device(row_offsets_, matrix.row_offsets);
-    copy_to_device(cols_, matrix.col_indices);
-    copy_to_device(values_f64_, matrix.values);
-    copy_to_device(values_f32_, std::vector<float>(matrix.values.begin(), matrix.values.end()));
-    copy_to_device(padded_row_, padded_row);
+    copy_to_device(row_offsets_, matrix.row_offsets, s);
+    copy_to_device(cols_, matrix.col_indices, s);
+    copy_to_device(values_f64_, matrix.values, s);
+    copy_to_device(values_f32_, std::vector<float>(matrix.values.begin(), matrix.values.end()), s);
+    copy_to_device(padded_row_, padded_row, s);
     prepared_ = true;
   }
 
@@ -108,11 +103,11 @@ class CudaHeatDiffusion::Impl {
              "CudaHeatDiffusion::apply: x and y overlap; give y its own buffer");
     const std::size_t work = std::max<std::size_t>(1, static_cast<std::size_t>(nodes_) * channels);
     if (t0_.size() < work * sizeof(T) || t1_.size() < work * sizeof(T)) {
-      stream_->synchronize();  // growing frees buffers that queued steps may still use
+      stream_.synchronize();  // growing frees buffers that queued steps may still use
       t0_.ensure(work * sizeof(T));
       t1_.ensure(work * sizeof(T));
     }
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     const T* values = nullptr;
     if constexpr (std::is_same_v<T, float>) {
       values = values_f32_.get();
@@ -170,31 +165,29 @@ class CudaHeatDiffusion::Impl {
                                                        << " values; [B, S, C] needs " << elements);
     if (elements == 0) return;
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();
+    stream_.synchronize();
     host_x_.ensure(elements * sizeof(T));
     host_y_.ensure(elements * sizeof(T));
-    GW_CUDA_CHECK(
-        cudaMemcpy(host_x_.get(), x.data(), elements * sizeof(T), cudaMemcpyHostToDevice));
+    const cudaStream_t s = cuda::stream_of(stream_);
+    cuda::copy_to_device(host_x_.as<T>(), x.data(), elements, s);
     apply_async<T>(host_x_.as<T>(), channels, host_y_.as<T>());
-    stream_->synchronize();
-    GW_CUDA_CHECK(
-        cudaMemcpy(y.data(), host_y_.get(), elements * sizeof(T), cudaMemcpyDeviceToHost));
+    cuda::copy_to_host(y.data(), host_y_.as<T>(), elements, s);
   }
 
   void synchronize() {
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();
+    stream_.synchronize();
   }
 
   Index num_graphs() const { return num_graphs_; }
   Index seq_len() const { return seq_len_; }
   Offset nnz() const { return nnz_; }
   int device() const { return device_; }
-  void* stream() const { return stream_->get(); }
+  const CudaStream& stream() const { return stream_; }
 
  private:
+  CudaStream stream_;
   int device_;
-  std::unique_ptr<cuda::Stream> stream_;
   bool prepared_ = false;
   Index num_graphs_ = 0;
   Index seq_len_ = 0;
@@ -209,7 +202,9 @@ class CudaHeatDiffusion::Impl {
   cuda::DeviceBuffer<std::byte> t0_, t1_, host_x_, host_y_;
 };
 
-CudaHeatDiffusion::CudaHeatDiffusion(int device) : impl_(std::make_unique<Impl>(device)) {}
+CudaHeatDiffusion::CudaHeatDiffusion(int device) : CudaHeatDiffusion(CudaStream::create(device)) {}
+CudaHeatDiffusion::CudaHeatDiffusion(const CudaStream& stream)
+    : impl_(std::make_unique<Impl>(stream)) {}
 CudaHeatDiffusion::~CudaHeatDiffusion() = default;
 CudaHeatDiffusion::CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept = default;
 CudaHeatDiffusion& CudaHeatDiffusion::operator=(CudaHeatDiffusion&&) noexcept = default;
@@ -242,7 +237,7 @@ void CudaHeatDiffusion::apply(std::span<const double> x, Index channels, std::sp
 }
 void CudaHeatDiffusion::synchronize() { impl().synchronize(); }
 int CudaHeatDiffusion::device() const { return impl().device(); }
-void* CudaHeatDiffusion::stream() const { return impl().stream(); }
+const CudaStream& CudaHeatDiffusion::stream() const { return impl().stream(); }
 
 #else  // !GW_HAS_CUDA
 
@@ -257,6 +252,7 @@ namespace {
 }  // namespace
 
 CudaHeatDiffusion::CudaHeatDiffusion(int) { not_compiled(); }
+CudaHeatDiffusion::CudaHeatDiffusion(const CudaStream&) { not_compiled(); }
 CudaHeatDiffusion::~CudaHeatDiffusion() = default;
 CudaHeatDiffusion::CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept = default;
 CudaHeatDiffusion& CudaHeatDiffusion::operator=(CudaHeatDiffusion&&) noexcept = default;
@@ -274,7 +270,7 @@ void CudaHeatDiffusion::apply(std::span<const float>, Index, std::span<float>) {
 void CudaHeatDiffusion::apply(std::span<const double>, Index, std::span<double>) { not_compiled(); }
 void CudaHeatDiffusion::synchronize() { not_compiled(); }
 int CudaHeatDiffusion::device() const { not_compiled(); }
-void* CudaHeatDiffusion::stream() const { not_compiled(); }
+const CudaStream& CudaHeatDiffusion::stream() const { not_compiled(); }
 
 #endif  // GW_HAS_CUDA
 

@@ -27,10 +27,10 @@ constexpr std::string_view kToDevice = "copy it to the device first (gw::DeviceA
 
 class CudaEdgeMasker::Impl {
  public:
-  Impl(const EdgeMasker& masker, int device) : device_(device), num_nodes_(masker.num_nodes()) {
-    require_backend(Backend::kCuda, device);
+  Impl(const EdgeMasker& masker, const CudaStream& stream)
+      : stream_(stream), device_(stream.device()), num_nodes_(masker.num_nodes()) {
     cuda::DeviceGuard guard(device_);
-    stream_ = std::make_unique<cuda::Stream>();
+    const cudaStream_t s = cuda::stream_of(stream_);
     status_.ensure(sizeof(int));
     for (int t = 0; t < masker.num_types(); ++t) {
       const Incidence& incidence = masker.incidence(t);
@@ -41,23 +41,17 @@ class CudaEdgeMasker::Impl {
       std::vector<Index> edges(incidence.edge_ids.begin(), incidence.edge_ids.end());
       type.offsets.ensure(incidence.offsets.size());
       type.edges.ensure(edges.size());
-      GW_CUDA_CHECK(cudaMemcpy(type.offsets.get(),
-                               incidence.offsets.data(),
-                               incidence.offsets.size() * sizeof(Offset),
-                               cudaMemcpyHostToDevice));
-      if (!edges.empty()) {
-        GW_CUDA_CHECK(cudaMemcpy(
-            type.edges.get(), edges.data(), edges.size() * sizeof(Index), cudaMemcpyHostToDevice));
-      }
+      cuda::copy_to_device(
+          type.offsets.get(), incidence.offsets.data(), incidence.offsets.size(), s);
+      cuda::copy_to_device(type.edges.get(), edges.data(), edges.size(), s);
       types_.push_back(std::move(type));
     }
   }
 
   ~Impl() {
     try {
-      cuda::DeviceGuard guard(device_);
-      stream_.reset();  // synchronizes, then destroys the stream before the buffers go
-    } catch (...) {
+      stream_.synchronize();  // queued kernels may still use the buffers freed after this
+    } catch (...) {           // a destructor must not throw
     }
   }
 
@@ -65,22 +59,19 @@ class CudaEdgeMasker::Impl {
   int num_types() const { return static_cast<int>(types_.size()); }
   Offset num_edges(int t) const { return type_at(t).num_edges; }
   int device() const { return device_; }
-  void* stream() const { return stream_->get(); }
+  const CudaStream& stream() const { return stream_; }
 
   DeviceBatch upload_batch(const PerturbationBatch& batch) {
     validate_perturbations(batch, num_nodes_);
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();  // earlier work may still read the previous upload
+    stream_.synchronize();  // earlier work may still read the previous upload
     upload_ids_.ensure(batch.ids.size());
     upload_ptr_.ensure(batch.ptr.size());
     Index* ids = upload_ids_.get();
     Offset* ptr = upload_ptr_.get();
-    if (!batch.ids.empty()) {
-      GW_CUDA_CHECK(cudaMemcpy(
-          ids, batch.ids.data(), batch.ids.size() * sizeof(Index), cudaMemcpyHostToDevice));
-    }
-    GW_CUDA_CHECK(cudaMemcpy(
-        ptr, batch.ptr.data(), batch.ptr.size() * sizeof(Offset), cudaMemcpyHostToDevice));
+    const cudaStream_t s = cuda::stream_of(stream_);
+    cuda::copy_to_device(ids, batch.ids.data(), batch.ids.size(), s);
+    cuda::copy_to_device(ptr, batch.ptr.data(), batch.ptr.size(), s);
     return {ids, static_cast<Index>(batch.ids.size()), ptr, batch.num_samples()};
   }
 
@@ -89,7 +80,7 @@ class CudaEdgeMasker::Impl {
     check_batch(batch);
     reserve(batch.num_ids, batch.num_samples, /*removal=*/true);
     begin_batch(batch);
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     const Index samples = batch.num_samples;
     Offset* counts = counts_.as<Offset>();
     Offset* coff = coff_.as<Offset>();
@@ -168,7 +159,7 @@ class CudaEdgeMasker::Impl {
     check_batch(batch);
     reserve(batch.num_ids, batch.num_samples, /*removal=*/false);
     begin_batch(batch);
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     const Offset bytes = static_cast<Offset>(batch.num_samples) * type.num_edges;
     if (bytes > 0) {
       GW_CUDA_CHECK(cudaMemsetAsync(keep, 1, static_cast<std::size_t>(bytes), s));
@@ -188,23 +179,20 @@ class CudaEdgeMasker::Impl {
 
   void synchronize() {
     cuda::DeviceGuard guard(device_);
-    stream_->synchronize();
+    stream_.synchronize();
   }
 
   void check() {
     synchronize();
     int status = 0;
-    GW_CUDA_CHECK(cudaMemcpy(&status, status_.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    const cudaStream_t s = cuda::stream_of(stream_);
+    cuda::copy_to_host(&status, status_.as<int>(), 1, s);
     if (status == 0) return;
     // Name the problem exactly as the CPU version does, from a host copy of the batch.
     std::vector<Index> ids(last_.num_ids);
     std::vector<Offset> ptr(static_cast<std::size_t>(last_.num_samples) + 1);
-    if (!ids.empty()) {
-      GW_CUDA_CHECK(
-          cudaMemcpy(ids.data(), last_.ids, ids.size() * sizeof(Index), cudaMemcpyDeviceToHost));
-    }
-    GW_CUDA_CHECK(
-        cudaMemcpy(ptr.data(), last_.ptr, ptr.size() * sizeof(Offset), cudaMemcpyDeviceToHost));
+    cuda::copy_to_host(ids.data(), last_.ids, ids.size(), s);
+    cuda::copy_to_host(ptr.data(), last_.ptr, ptr.size(), s);
     validate_perturbations(PerturbationBatch{ids, ptr}, num_nodes_, "device perturbation batch");
     GW_THROW(ErrorCode::kBadData,
              "device perturbation batch: the device reported an invalid batch (status "
@@ -215,24 +203,19 @@ class CudaEdgeMasker::Impl {
   std::vector<RemovedEdges> download_removed() {
     check();
     GW_CHECK(has_removed_, "CudaEdgeMasker::download_removed: call removed_edges_async first");
+    const cudaStream_t s = cuda::stream_of(stream_);
     std::vector<RemovedEdges> out;
     for (const Type& type : types_) {
       RemovedEdges r;
       r.num_edges = type.num_edges;
       r.ptr.resize(static_cast<std::size_t>(type.samples) + 1);
-      GW_CUDA_CHECK(cudaMemcpy(
-          r.ptr.data(), type.ptr.get(), r.ptr.size() * sizeof(Offset), cudaMemcpyDeviceToHost));
+      cuda::copy_to_host(r.ptr.data(), type.ptr.as<Offset>(), r.ptr.size(), s);
       GW_CHECK_CODE(r.ptr.back() >= 0 && r.ptr.back() <= type.capacity,
                     ErrorCode::kInternal,
                     "CudaEdgeMasker: removal list of " << r.ptr.back() << " entries exceeds its "
                                                        << "bound " << type.capacity);
       r.positions.resize(r.ptr.back());
-      if (!r.positions.empty()) {
-        GW_CUDA_CHECK(cudaMemcpy(r.positions.data(),
-                                 type.positions.get(),
-                                 r.positions.size() * sizeof(Offset),
-                                 cudaMemcpyDeviceToHost));
-      }
+      cuda::copy_to_host(r.positions.data(), type.positions.as<Offset>(), r.positions.size(), s);
       out.push_back(std::move(r));
     }
     return out;
@@ -253,9 +236,7 @@ class CudaEdgeMasker::Impl {
     keep_mask_async(t, device_batch, keep);
     check();
     std::vector<std::uint8_t> out(static_cast<std::size_t>(bytes));
-    if (bytes > 0) {
-      GW_CUDA_CHECK(cudaMemcpy(out.data(), keep, out.size(), cudaMemcpyDeviceToHost));
-    }
+    cuda::copy_to_host(out.data(), keep, out.size(), cuda::stream_of(stream_));
     return out;
   }
 
@@ -266,7 +247,7 @@ class CudaEdgeMasker::Impl {
     cudaEvent_t start = nullptr, stop = nullptr;
     GW_CUDA_CHECK(cudaEventCreate(&start));
     GW_CUDA_CHECK(cudaEventCreate(&stop));
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     float best_ms = 1e30f;
     for (int rep = 0; rep <= reps; ++rep) {  // the first pass warms up
       GW_CUDA_CHECK(cudaEventRecord(start, s));
@@ -356,13 +337,13 @@ class CudaEdgeMasker::Impl {
     for (const auto& [buffer, bytes] : needs)
       grow = grow || buffer->size() < std::max<std::size_t>(bytes, 1);
     if (!grow) return;
-    stream_->synchronize();
+    stream_.synchronize();
     for (const auto& [buffer, bytes] : needs) buffer->ensure(bytes);
   }
 
   // Common start of a batch call: status reset and the sanitized ptr.
   void begin_batch(const DeviceBatch& batch) {
-    const cudaStream_t s = stream_->get();
+    const cudaStream_t s = cuda::stream_of(stream_);
     sptr_ = sptr_buffer_.as<Offset>();
     GW_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, sizeof(int), s));
     GW_CUDA_CHECK(cuda::launch_sanitize_ptr(
@@ -370,9 +351,9 @@ class CudaEdgeMasker::Impl {
     last_ = batch;
   }
 
+  CudaStream stream_;
   int device_;
   Index num_nodes_;
-  std::unique_ptr<cuda::Stream> stream_;
   std::vector<Type> types_;
   cuda::DeviceBuffer<Index> upload_ids_;
   cuda::DeviceBuffer<Offset> upload_ptr_;
@@ -388,7 +369,9 @@ class CudaEdgeMasker::Impl {
 };
 
 CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, int device)
-    : impl_(std::make_unique<Impl>(masker, device)) {}
+    : CudaEdgeMasker(masker, CudaStream::create(device)) {}
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, const CudaStream& stream)
+    : impl_(std::make_unique<Impl>(masker, stream)) {}
 
 CudaEdgeMasker::~CudaEdgeMasker() = default;
 CudaEdgeMasker::CudaEdgeMasker(CudaEdgeMasker&&) noexcept = default;
@@ -427,7 +410,7 @@ double CudaEdgeMasker::time_fill(std::uint8_t* buffer, Offset bytes, int reps) {
   return impl().time_fill(buffer, bytes, reps);
 }
 int CudaEdgeMasker::device() const { return impl().device(); }
-void* CudaEdgeMasker::stream() const { return impl().stream(); }
+const CudaStream& CudaEdgeMasker::stream() const { return impl().stream(); }
 
 #else  // !GW_HAS_CUDA
 
@@ -441,11 +424,8 @@ namespace {
 }
 }  // namespace
 
-CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, int device) {
-  (void)masker;
-  (void)device;
-  not_compiled();
-}
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker&, int) { not_compiled(); }
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker&, const CudaStream&) { not_compiled(); }
 
 CudaEdgeMasker::~CudaEdgeMasker() = default;
 CudaEdgeMasker::CudaEdgeMasker(CudaEdgeMasker&&) noexcept = default;
@@ -469,7 +449,7 @@ std::vector<std::uint8_t> CudaEdgeMasker::keep_mask(int, const PerturbationBatch
 }
 double CudaEdgeMasker::time_fill(std::uint8_t*, Offset, int) { not_compiled(); }
 int CudaEdgeMasker::device() const { not_compiled(); }
-void* CudaEdgeMasker::stream() const { not_compiled(); }
+const CudaStream& CudaEdgeMasker::stream() const { not_compiled(); }
 
 #endif  // GW_HAS_CUDA
 

@@ -8,7 +8,10 @@
 //   DeviceBuffer<T>          owning, grow-only device allocation of T (cudaMalloc)
 //   PinnedBuffer<T>          owning, grow-only page-locked host allocation of T (cudaMallocHost)
 //   DeviceGuard              makes a device current for a scope
-//   Stream                   an owned non-blocking stream
+//   stream_of(CudaStream)    the cudaStream_t of a gw::CudaStream handle (core/cuda_stream.h)
+//   copy_to_device / copy_to_host
+//                            copies ordered on a stream (never cudaMemcpy: the legacy default
+//                            stream it uses is not ordered with non-blocking streams)
 //   check_device_pointer     rejects host memory and memory of another device
 //
 // Thread-safety: none of these objects may be used from two threads at once.
@@ -22,6 +25,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/cuda_stream.h"
 #include "core/error.h"
 
 // GW_CUDA_CHECK(call): throws gw::Error(kInternal) naming the call and CUDA's error name and
@@ -140,26 +144,27 @@ class DeviceGuard {
   int previous_ = 0;
 };
 
-// A non-blocking stream of the device current at construction, synchronized and destroyed with
-// the object (destroy it with that device current).
-class Stream {
- public:
-  Stream() { GW_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    if (stream_ != nullptr) {
-      cudaStreamSynchronize(stream_);
-      cudaStreamDestroy(stream_);
-    }
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
+inline cudaStream_t stream_of(const CudaStream& stream) {
+  return static_cast<cudaStream_t>(stream.get());
+}
 
-  cudaStream_t get() const { return stream_; }
-  void synchronize() const { GW_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+// Copies `count` elements host -> device on `stream`, after the work already enqueued there, and
+// returns when the copy is complete (so `host` may be pageable memory and reused at once).
+template <typename T>
+void copy_to_device(T* device, const T* host, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  GW_CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
+  GW_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
 
- private:
-  cudaStream_t stream_ = nullptr;
-};
+// Copies `count` elements device -> host on `stream`, after the work already enqueued there, and
+// returns when they are in `host`.
+template <typename T>
+void copy_to_host(T* host, const T* device, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  GW_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  GW_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
 
 // Throws kInvalidArgument unless `pointer` is device (or managed) memory of `device`. `what` names
 // the argument in the message; `remedy` follows "is not device memory; " (e.g. "copy it to the

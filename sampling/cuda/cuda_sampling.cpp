@@ -24,16 +24,12 @@ namespace gw {
 
 class CudaAnchorSampler::Impl {
  public:
-  explicit Impl(int device) : device_(device) {
-    require_backend(Backend::kCuda, device);
-    cuda::DeviceGuard guard(device_);
-    stream_ = std::make_unique<cuda::Stream>();
-  }
+  explicit Impl(const CudaStream& stream) : stream_(stream), device_(stream.device()) {}
 
   ~Impl() {
     try {  // release on the right device; a destructor must not throw
       cuda::DeviceGuard guard(device_);
-      stream_.reset();
+      stream_.synchronize();  // queued kernels may still use the buffers
       row_mass_.release();
       cdf_.release();
       uniforms_.release();
@@ -87,7 +83,7 @@ class CudaAnchorSampler::Impl {
                                "the row masses passed to CudaAnchorSampler::sample",
                                "copy it to the device first");
     reserve(n, m);
-    const cudaStream_t stream = stream_->get();
+    const cudaStream_t stream = cuda::stream_of(stream_);
     const Precision type = std::is_same_v<T, float> ? Precision::kF32 : Precision::kF64;
 
     std::memcpy(uniforms_host_.get(), uniforms.data(), uniforms.size_bytes());
@@ -110,7 +106,7 @@ class CudaAnchorSampler::Impl {
     const std::size_t count = cuda::kSampleStatusSlots + 2 * static_cast<std::size_t>(m);
     GW_CUDA_CHECK(cudaMemcpyAsync(
         out_host_.get(), out_.get(), count * sizeof(int), cudaMemcpyDeviceToHost, stream));
-    stream_->synchronize();
+    stream_.synchronize();
 
     const int* host_status = out_host_.get();
     GW_CHECK_CODE(host_status[cuda::kSampleZeroTotal] == cuda::kSampleNoIndex,
@@ -129,18 +125,20 @@ class CudaAnchorSampler::Impl {
   }
 
   int device() const { return device_; }
-  void* stream() const { return static_cast<void*>(stream_->get()); }
+  const CudaStream& stream() const { return stream_; }
 
  private:
+  CudaStream stream_;
   int device_;
-  std::unique_ptr<cuda::Stream> stream_;
   cuda::DeviceBuffer<double> row_mass_, cdf_, uniforms_;
   cuda::DeviceBuffer<int> out_;
   cuda::PinnedBuffer<double> uniforms_host_;
   cuda::PinnedBuffer<int> out_host_;
 };
 
-CudaAnchorSampler::CudaAnchorSampler(int device) : impl_(std::make_unique<Impl>(device)) {}
+CudaAnchorSampler::CudaAnchorSampler(int device) : CudaAnchorSampler(CudaStream::create(device)) {}
+CudaAnchorSampler::CudaAnchorSampler(const CudaStream& stream)
+    : impl_(std::make_unique<Impl>(stream)) {}
 
 #else  // !GW_HAS_CUDA
 
@@ -162,13 +160,11 @@ class CudaAnchorSampler::Impl {
     not_compiled();
   }
   int device() const { not_compiled(); }
-  void* stream() const { not_compiled(); }
+  const CudaStream& stream() const { not_compiled(); }
 };
 
-CudaAnchorSampler::CudaAnchorSampler(int device) {
-  (void)device;
-  not_compiled();
-}
+CudaAnchorSampler::CudaAnchorSampler(int) { not_compiled(); }
+CudaAnchorSampler::CudaAnchorSampler(const CudaStream&) { not_compiled(); }
 
 #endif  // GW_HAS_CUDA
 
@@ -206,6 +202,6 @@ AnchorPairs CudaAnchorSampler::sample(const double* plan,
 }
 
 int CudaAnchorSampler::device() const { return impl().device(); }
-void* CudaAnchorSampler::stream() const { return impl().stream(); }
+const CudaStream& CudaAnchorSampler::stream() const { return impl().stream(); }
 
 }  // namespace gw

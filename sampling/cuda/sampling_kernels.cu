@@ -105,7 +105,10 @@ __global__ void draw_rows_kernel(const double* __restrict__ cdf,
     }
   }
   Index i = lo < n ? lo : n - 1;
-  while (i > 0 && cdf[i] == cdf[i - 1]) --i;  // rounding landed on a row of zero mass
+  // Rounding landed on a row of zero mass. `<=`, not `==`: the block scan's running sums are not
+  // exactly monotone across thread boundaries (a carry added to a partial sum rounds differently
+  // from the serial sum), so a zero-mass row can show a value a few ulp below its predecessor.
+  while (i > 0 && cdf[i] <= cdf[i - 1]) --i;
   rows[s] = i;
 }
 

@@ -43,11 +43,9 @@ struct CheckReadback {
 
 class CudaSinkhorn::Impl {
  public:
-  explicit Impl(int device) : device_(device) {
-    require_backend(Backend::kCuda, device);
+  explicit Impl(const CudaStream& stream)
+      : handle_(stream), device_(stream.device()), stream_(cuda::stream_of(stream)) {
     cuda::DeviceGuard guard(device_);
-    owned_stream_ = std::make_unique<cuda::Stream>();
-    stream_ = owned_stream_->get();
     readback_.ensure(1);
     device_check_.ensure(1);
   }
@@ -55,7 +53,7 @@ class CudaSinkhorn::Impl {
   ~Impl() {
     try {
       cuda::DeviceGuard guard(device_);
-      owned_stream_.reset();  // synchronizes, then destroys the stream before the buffers go
+      cudaStreamSynchronize(stream_);  // queued kernels may still use the buffers
       readback_.release();
       device_check_.release();
     } catch (...) {  // a destructor must not throw
@@ -66,6 +64,7 @@ class CudaSinkhorn::Impl {
     GW_CHECK(n >= 1 && k >= 1,
              "CudaSinkhorn::reserve: sizes must be >= 1, got " << n << " x " << k);
     cuda::DeviceGuard guard(device_);
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // growing frees what queued kernels may read
     ensure_buffers(n, k);
     if (reserve_cost) {
       owned_cost_.ensure(static_cast<std::size_t>(n) * k * element_size(cost_type));
@@ -77,6 +76,9 @@ class CudaSinkhorn::Impl {
     cuda::DeviceGuard guard(device_);
     set_shape(host.rows(), host.cols());
     const std::size_t elem = element_size(host.element_type());
+    // set_shape synchronized the stream only on a shape change; growing the cost frees the old
+    // one, which queued kernels may still read.
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
     owned_cost_.ensure(static_cast<std::size_t>(n_) * k_ * elem);
     GW_CUDA_CHECK(cudaMemcpy2DAsync(owned_cost_.get(),
                                     static_cast<std::size_t>(k_) * elem,
@@ -300,6 +302,7 @@ class CudaSinkhorn::Impl {
   }
 
   int device() const { return device_; }
+  const CudaStream& stream() const { return handle_; }
 
  private:
   void ensure_buffers(Index n, Index k) {
@@ -322,6 +325,8 @@ class CudaSinkhorn::Impl {
   // A new shape invalidates the potentials and marginals of the old one.
   void set_shape(Index n, Index k) {
     if (n == n_ && k == k_) return;
+    // Growing frees buffers that queued kernels may still read (cuda_util.h's rule).
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
     ensure_buffers(n, k);
     n_ = n;
     k_ = k;
@@ -401,9 +406,9 @@ class CudaSinkhorn::Impl {
                                                     "towards any positive-mass row");
   }
 
+  CudaStream handle_;
   int device_;
-  std::unique_ptr<cuda::Stream> owned_stream_;
-  cudaStream_t stream_ = nullptr;  // owned_stream_'s
+  cudaStream_t stream_ = nullptr;  // handle_'s
   cuda::PinnedBuffer<CheckReadback> readback_;
   cuda::DeviceBuffer<CheckReadback> device_check_;
   Index n_ = 0;
@@ -419,7 +424,8 @@ class CudaSinkhorn::Impl {
   cuda::DeviceBuffer<double> partial_max_, partial_sum_, sink_;
 };
 
-CudaSinkhorn::CudaSinkhorn(int device) : impl_(std::make_unique<Impl>(device)) {}
+CudaSinkhorn::CudaSinkhorn(int device) : CudaSinkhorn(CudaStream::create(device)) {}
+CudaSinkhorn::CudaSinkhorn(const CudaStream& stream) : impl_(std::make_unique<Impl>(stream)) {}
 
 #else  // !GW_HAS_CUDA
 
@@ -449,12 +455,11 @@ class CudaSinkhorn::Impl {
   void plan_to_host(double, const PlanView&, Precision) { not_compiled(); }
   double time_cost_read(int) { not_compiled(); }
   int device() const { not_compiled(); }
+  const CudaStream& stream() const { not_compiled(); }
 };
 
-CudaSinkhorn::CudaSinkhorn(int device) {
-  (void)device;
-  not_compiled();
-}
+CudaSinkhorn::CudaSinkhorn(int) { not_compiled(); }
+CudaSinkhorn::CudaSinkhorn(const CudaStream&) { not_compiled(); }
 
 #endif  // GW_HAS_CUDA
 
@@ -503,5 +508,6 @@ void CudaSinkhorn::plan_to_host(double epsilon, const PlanView& host_plan, Preci
 }
 double CudaSinkhorn::time_cost_read(int reps) { return impl().time_cost_read(reps); }
 int CudaSinkhorn::device() const { return impl().device(); }
+const CudaStream& CudaSinkhorn::stream() const { return impl().stream(); }
 
 }  // namespace gw

@@ -195,7 +195,9 @@ __global__ void __launch_bounds__(kRowWarpsPerBlock* kWarp)
   fcorr_new[i] = static_cast<T>(exp(u_new - static_cast<double>(ut)));
 }
 
-// Block (32, 8) covers 32 columns x kColumnTileRows rows; thread (x, y) takes rows y, y + 8, ...
+// Block (32, 8) covers 32 columns x kColumnTileRows rows of each row tile it visits; thread
+// (x, y) takes rows y, y + 8, ... of the tile. Row tiles are visited with a grid stride over
+// gridDim.y (at most kMaxGridY), so more than 65,535 tiles (n > 16.7 M rows) need no larger grid.
 template <typename CostT, typename T>
 __global__ void __launch_bounds__(kColumnTileColumns* kColumnThreadsY)
     column_partial_kernel(const CostT* __restrict__ cost,
@@ -211,62 +213,74 @@ __global__ void __launch_bounds__(kColumnTileColumns* kColumnThreadsY)
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   const Index j = static_cast<Index>(blockIdx.x) * kColumnTileColumns + tx;
-  const Index row_begin = static_cast<Index>(blockIdx.y) * kColumnTileRows;
-  const Index row_end = min(p.n, row_begin + kColumnTileRows);
   const T minus_inv_eps = static_cast<T>(-p.inv_eps);
-  Lse<T> lse;
-  lse.init();
-  int bad = 0;
-  if (j < p.k) {
-    const CostT* __restrict__ ccol = cost + j;
-    Index i = row_begin + ty;
-    constexpr int kStep = kColumnThreadsY;
-    for (; i + 3 * kStep < row_end; i += 4 * kStep) {
-      const CostT c0 = ccol[static_cast<Offset>(i) * p.cost_stride];
-      const CostT c1 = ccol[static_cast<Offset>(i + kStep) * p.cost_stride];
-      const CostT c2 = ccol[static_cast<Offset>(i + 2 * kStep) * p.cost_stride];
-      const CostT c3 = ccol[static_cast<Offset>(i + 3 * kStep) * p.cost_stride];
-      const T u0 = ft[i], u1 = ft[i + kStep], u2 = ft[i + 2 * kStep], u3 = ft[i + 3 * kStep];
-      if (u0 != -infinity<T>()) {
-        bad |= add_term(lse, static_cast<T>(c0), minus_inv_eps, u0, static_cast<double>(fcorr[i]));
+  const Index tiles = (p.n + kColumnTileRows - 1) / kColumnTileRows;
+  for (Index tile = blockIdx.y; tile < tiles; tile += gridDim.y) {
+    const Index row_begin = tile * kColumnTileRows;
+    const Index row_end = min(p.n, row_begin + kColumnTileRows);
+    Lse<T> lse;
+    lse.init();
+    int bad = 0;
+    if (j < p.k) {
+      const CostT* __restrict__ ccol = cost + j;
+      Index i = row_begin + ty;
+      constexpr int kStep = kColumnThreadsY;
+      for (; i + 3 * kStep < row_end; i += 4 * kStep) {
+        const CostT c0 = ccol[static_cast<Offset>(i) * p.cost_stride];
+        const CostT c1 = ccol[static_cast<Offset>(i + kStep) * p.cost_stride];
+        const CostT c2 = ccol[static_cast<Offset>(i + 2 * kStep) * p.cost_stride];
+        const CostT c3 = ccol[static_cast<Offset>(i + 3 * kStep) * p.cost_stride];
+        const T u0 = ft[i], u1 = ft[i + kStep], u2 = ft[i + 2 * kStep], u3 = ft[i + 3 * kStep];
+        if (u0 != -infinity<T>()) {
+          bad |=
+              add_term(lse, static_cast<T>(c0), minus_inv_eps, u0, static_cast<double>(fcorr[i]));
+        }
+        if (u1 != -infinity<T>()) {
+          bad |= add_term(
+              lse, static_cast<T>(c1), minus_inv_eps, u1, static_cast<double>(fcorr[i + kStep]));
+        }
+        if (u2 != -infinity<T>()) {
+          bad |= add_term(lse,
+                          static_cast<T>(c2),
+                          minus_inv_eps,
+                          u2,
+                          static_cast<double>(fcorr[i + 2 * kStep]));
+        }
+        if (u3 != -infinity<T>()) {
+          bad |= add_term(lse,
+                          static_cast<T>(c3),
+                          minus_inv_eps,
+                          u3,
+                          static_cast<double>(fcorr[i + 3 * kStep]));
+        }
       }
-      if (u1 != -infinity<T>()) {
-        bad |= add_term(
-            lse, static_cast<T>(c1), minus_inv_eps, u1, static_cast<double>(fcorr[i + kStep]));
-      }
-      if (u2 != -infinity<T>()) {
-        bad |= add_term(
-            lse, static_cast<T>(c2), minus_inv_eps, u2, static_cast<double>(fcorr[i + 2 * kStep]));
-      }
-      if (u3 != -infinity<T>()) {
-        bad |= add_term(
-            lse, static_cast<T>(c3), minus_inv_eps, u3, static_cast<double>(fcorr[i + 3 * kStep]));
+      for (; i < row_end; i += kStep) {
+        const T u = ft[i];
+        if (u != -infinity<T>()) {
+          bad |= add_term(lse,
+                          static_cast<T>(ccol[static_cast<Offset>(i) * p.cost_stride]),
+                          minus_inv_eps,
+                          u,
+                          static_cast<double>(fcorr[i]));
+        }
       }
     }
-    for (; i < row_end; i += kStep) {
-      const T u = ft[i];
-      if (u != -infinity<T>()) {
-        bad |= add_term(lse,
-                        static_cast<T>(ccol[static_cast<Offset>(i) * p.cost_stride]),
-                        minus_inv_eps,
-                        u,
-                        static_cast<double>(fcorr[i]));
+    shared_max[ty][tx] = lse.max;
+    shared_sum[ty][tx] = lse.sum;
+    shared_bad[ty][tx] = bad;
+    __syncthreads();
+    if (ty == 0 && j < p.k) {
+      for (int r = 1; r < kColumnThreadsY; ++r) {
+        lse.merge(shared_max[r][tx], shared_sum[r][tx]);
+        bad |= shared_bad[r][tx];
       }
+      const Offset at = static_cast<Offset>(tile) * p.k + j;
+      partial_max[at] = static_cast<double>(lse.max);
+      partial_sum[at] = lse.sum;
+      if (bad != 0) atomicMin(&status[kBadColumn], static_cast<int>(j));
     }
+    __syncthreads();  // the shared arrays are reused by the next tile
   }
-  shared_max[ty][tx] = lse.max;
-  shared_sum[ty][tx] = lse.sum;
-  shared_bad[ty][tx] = bad;
-  __syncthreads();
-  if (ty != 0 || j >= p.k) return;
-  for (int r = 1; r < kColumnThreadsY; ++r) {
-    lse.merge(shared_max[r][tx], shared_sum[r][tx]);
-    bad |= shared_bad[r][tx];
-  }
-  const Offset at = static_cast<Offset>(blockIdx.y) * p.k + j;
-  partial_max[at] = static_cast<double>(lse.max);
-  partial_sum[at] = lse.sum;
-  if (bad != 0) atomicMin(&status[kBadColumn], static_cast<int>(j));
 }
 
 template <typename T>
@@ -481,7 +495,8 @@ cudaError_t launch_column_update(const void* cost,
                                  int* status,
                                  cudaStream_t stream) {
   const int tiles = column_row_tiles(params.n);
-  const dim3 grid(blocks_for(params.k, kColumnTileColumns), static_cast<unsigned>(tiles));
+  const dim3 grid(blocks_for(params.k, kColumnTileColumns),
+                  static_cast<unsigned>(tiles < kMaxGridY ? tiles : kMaxGridY));
   const dim3 block(kColumnTileColumns, kColumnThreadsY);
   dispatch(cost_type, compute, [&](auto cost_tag, auto compute_tag) {
     using CostT = decltype(cost_tag);

@@ -13,12 +13,12 @@
 #include "cellgraph/cuda_aggregate.h"
 #include "cellgraph/cuda_diffusion.h"
 #include "cellgraph/cuda_edge_masks.h"
-#include "cellgraph/device_array.h"
 #include "cellgraph/diffusion.h"
 #include "cellgraph/edge_masks.h"
 #include "cellgraph/workloads.h"
 #include "cellgraph_test_util.h"
 #include "core/context.h"
+#include "core/device_array.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "test_util.h"
@@ -118,7 +118,7 @@ TEST(CudaEdgeMasks, YeastSizedBatchThroughTheDeviceApi) {
     // Dense masks of the hub type (2) and the largest type (6) into one device buffer.
     for (int t : {2, 6}) {
       DeviceArray<std::uint8_t> keep(static_cast<std::size_t>(batch_size) * cpu.num_edges(t),
-                                     gpu.device());
+                                     gpu.stream());
       gpu.keep_mask_async(t, device_batch, keep.data());
       gpu.check();
       EXPECT_EQ(keep.download(), cpu.keep_mask(t, batch.view())) << t;
@@ -135,13 +135,13 @@ TEST(CudaEdgeMasks, InvalidDeviceBatchesAreReportedByCheck) {
   // Bad ids uploaded behind the validation's back: the device skips them and check() names them.
   const std::vector<Index> ids = {1, 9, -2};
   const std::vector<Offset> ptr = {0, 2, 3};
-  DeviceArray<Index> d_ids(std::span<const Index>(ids), gpu.device());
-  DeviceArray<Offset> d_ptr(std::span<const Offset>(ptr), gpu.device());
+  DeviceArray<Index> d_ids(std::span<const Index>(ids), gpu.stream());
+  DeviceArray<Offset> d_ptr(std::span<const Offset>(ptr), gpu.stream());
   const DeviceBatch batch{d_ids.data(), 3, d_ptr.data(), 2};
   gpu.removed_edges_async(batch);
   expect_error([&] { gpu.check(); }, ErrorCode::kBadData, "9 (sample 0), -2 (sample 1)");
   const std::vector<Offset> bad_ptr = {0, 3, 2};
-  DeviceArray<Offset> d_bad_ptr(std::span<const Offset>(bad_ptr), gpu.device());
+  DeviceArray<Offset> d_bad_ptr(std::span<const Offset>(bad_ptr), gpu.stream());
   gpu.removed_edges_async(DeviceBatch{d_ids.data(), 3, d_bad_ptr.data(), 2});
   expect_error([&] { gpu.check(); }, ErrorCode::kInvalidArgument, "ptr decreases at sample 1");
   // The host entry points validate before anything reaches the device.
@@ -227,8 +227,8 @@ TEST(CudaDiffusion, DeviceApiReusesThePreparedOperator) {
   EXPECT_EQ(gpu.nnz(), cpu.nnz());
   std::vector<double> x(static_cast<std::size_t>(5) * seq * channels, 0.0);
   for (double& v : x) v = rng.uniform();
-  DeviceArray<double> dx(std::span<const double>(x), gpu.device());
-  DeviceArray<double> dy(x.size(), gpu.device());
+  DeviceArray<double> dx(std::span<const double>(x), gpu.stream());
+  DeviceArray<double> dy(x.size(), gpu.stream());
   std::vector<double> expected(x.size());
   cpu.apply(std::span<const double>(x), channels, std::span<double>(expected));
   for (int repeat = 0; repeat < 2; ++repeat) {

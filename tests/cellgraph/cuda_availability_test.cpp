@@ -8,9 +8,10 @@
 #include "cellgraph/cuda_aggregate.h"
 #include "cellgraph/cuda_diffusion.h"
 #include "cellgraph/cuda_edge_masks.h"
-#include "cellgraph/device_array.h"
 #include "core/config.h"
 #include "core/context.h"
+#include "core/cuda_stream.h"
+#include "core/device_array.h"
 #include "core/error.h"
 
 namespace gw {
@@ -26,7 +27,8 @@ TEST(CudaAvailability, ConstructorsThrowWithoutCudaOrDevice) {
       [&] { CudaEdgeMasker gpu(masker); },
       [] { CudaHeatDiffusion gpu; },
       [] { CudaAggregator gpu; },
-      [] { DeviceArray<float> array(4, 0); },
+      [] { CudaStream::create(0); },
+      [] { CudaStream::borrow(nullptr, 0); },
   };
   for (const auto& construct : constructors) {
     try {
@@ -44,6 +46,23 @@ TEST(CudaAvailability, MethodNamesRoundTrip) {
     EXPECT_EQ(cuda_aggregate_method_from_string(to_string(method)), method);
   }
   EXPECT_FALSE(cuda_aggregate_method_from_string("radix").has_value());
+}
+
+TEST(CudaAvailability, EmptyStreamHandleIsRejectedByDeviceArrayAndAccessors) {
+  const CudaStream empty;
+  EXPECT_FALSE(empty.valid());
+  try {
+    (void)empty.get();
+    ADD_FAILURE() << "get() on an empty CudaStream returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+  }
+  try {
+    DeviceArray<float> array(4, empty);
+    ADD_FAILURE() << "a DeviceArray was built on an empty CudaStream";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+  }
 }
 
 }  // namespace

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/config.h"
 #include "core/context.h"
+#include "core/cuda_stream.h"
+#include "core/device_array.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "sampling/cuda_sampling.h"
@@ -62,30 +65,13 @@ std::vector<double> row_sums(const std::vector<T>& plan, Index n, Index k, Offse
 }
 
 #if GW_HAS_CUDA
-// A device copy of a host vector, freed at scope exit.
+// A device copy of a host vector, complete when this returns (DeviceArray::upload waits for its
+// copy), so kernels on any stream see it.
 template <typename T>
-class DeviceCopy {
- public:
-  explicit DeviceCopy(const std::vector<T>& host) {
-    const std::size_t bytes = std::max<std::size_t>(1, host.size()) * sizeof(T);
-    if (cudaMalloc(&ptr_, bytes) != cudaSuccess) {
-      ptr_ = nullptr;
-      ADD_FAILURE() << "cudaMalloc of " << bytes << " bytes failed";
-      return;
-    }
-    EXPECT_EQ(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
-              cudaSuccess);
-  }
-  ~DeviceCopy() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-  }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-  const T* get() const { return static_cast<const T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
+DeviceArray<T> to_device(const std::vector<T>& host) {
+  static const CudaStream stream = CudaStream::create(0);
+  return DeviceArray<T>(std::span<const T>(host), stream);
+}
 
 template <typename T>
 void expect_frequencies_match_the_plan() {
@@ -95,12 +81,12 @@ void expect_frequencies_match_the_plan() {
   const std::vector<T> plan = random_plan<T>(rng, n, k, stride);
   double total = 0.0;
   for (double r : row_sums(plan, n, k, stride)) total += r;
-  const DeviceCopy<T> device_plan(plan);
+  const DeviceArray<T> device_plan = to_device<T>(plan);
   constexpr int kDraws = 200000;
   Rng draw(99);
   const std::vector<double> uniforms = draw_sampling_uniforms(draw, kDraws);
   CudaAnchorSampler sampler(0);
-  const AnchorPairs pairs = sampler.sample(device_plan.get(), n, k, stride, nullptr, uniforms);
+  const AnchorPairs pairs = sampler.sample(device_plan.data(), n, k, stride, nullptr, uniforms);
   ASSERT_EQ(pairs.size(), kDraws);
   std::vector<int> counts(static_cast<std::size_t>(n) * k, 0);
   for (int s = 0; s < kDraws; ++s) {
@@ -142,12 +128,12 @@ void expect_agreement_with_cpu(Index n, Index k, int m, bool give_row_mass, std:
   const AnchorPairs cpu = sample_anchor_pairs<T>(
       plan.data(), n, k, stride, give_row_mass ? masses : no_masses, uniforms);
 
-  const DeviceCopy<T> device_plan(plan);
-  const DeviceCopy<double> device_masses(masses);
+  const DeviceArray<T> device_plan = to_device<T>(plan);
+  const DeviceArray<double> device_masses = to_device<double>(masses);
   CudaAnchorSampler sampler(0);
   sampler.reserve(n, m);
   const AnchorPairs gpu = sampler.sample(
-      device_plan.get(), n, k, stride, give_row_mass ? device_masses.get() : nullptr, uniforms);
+      device_plan.data(), n, k, stride, give_row_mass ? device_masses.data() : nullptr, uniforms);
   ASSERT_EQ(gpu.size(), m);
 
   std::vector<long double> cumulative(n);
@@ -232,18 +218,18 @@ TEST(CudaSampling, SameUniformsGiveTheSamePairs) {
   Rng rng(4);
   const Index n = 5000, k = 1300;
   const std::vector<float> plan = random_plan<float>(rng, n, k, k);
-  const DeviceCopy<float> device_plan(plan);
+  const DeviceArray<float> device_plan = to_device<float>(plan);
   const std::vector<double> uniforms = draw_sampling_uniforms(rng, 2000);
   CudaAnchorSampler a(0), b(0);
-  const AnchorPairs first = a.sample(device_plan.get(), n, k, k, nullptr, uniforms);
-  const AnchorPairs again = a.sample(device_plan.get(), n, k, k, nullptr, uniforms);
-  const AnchorPairs other = b.sample(device_plan.get(), n, k, k, nullptr, uniforms);
+  const AnchorPairs first = a.sample(device_plan.data(), n, k, k, nullptr, uniforms);
+  const AnchorPairs again = a.sample(device_plan.data(), n, k, k, nullptr, uniforms);
+  const AnchorPairs other = b.sample(device_plan.data(), n, k, k, nullptr, uniforms);
   EXPECT_EQ(first.rows, again.rows);
   EXPECT_EQ(first.cols, again.cols);
   EXPECT_EQ(first.rows, other.rows);
   EXPECT_EQ(first.cols, other.cols);
   const std::vector<double> different = draw_sampling_uniforms(rng, 2000);
-  const AnchorPairs moved = a.sample(device_plan.get(), n, k, k, nullptr, different);
+  const AnchorPairs moved = a.sample(device_plan.data(), n, k, k, nullptr, different);
   EXPECT_NE(first.rows, moved.rows);
 #endif
 }
@@ -264,28 +250,28 @@ TEST(CudaSampling, RejectsEmptyPlansAndMisuse) {
   Rng rng(1);
   const std::vector<double> uniforms = draw_sampling_uniforms(rng, 4);
   const std::vector<double> zeros(6, 0.0);
-  const DeviceCopy<double> device_zeros(zeros);
-  expect_code([&] { sampler.sample(device_zeros.get(), 2, 3, 3, nullptr, uniforms); },
+  const DeviceArray<double> device_zeros = to_device<double>(zeros);
+  expect_code([&] { sampler.sample(device_zeros.data(), 2, 3, 3, nullptr, uniforms); },
               ErrorCode::kBadData,
               "zero mass");
   // Row masses that claim mass for a row whose entries are all zero.
   const std::vector<double> plan = {0, 0, 0, 1, 2, 3};
-  const DeviceCopy<double> device_plan(plan);
-  const DeviceCopy<double> wrong_masses(std::vector<double>{5.0, 0.0});
-  expect_code([&] { sampler.sample(device_plan.get(), 2, 3, 3, wrong_masses.get(), uniforms); },
+  const DeviceArray<double> device_plan = to_device<double>(plan);
+  const DeviceArray<double> wrong_masses = to_device<double>(std::vector<double>{5.0, 0.0});
+  expect_code([&] { sampler.sample(device_plan.data(), 2, 3, 3, wrong_masses.data(), uniforms); },
               ErrorCode::kBadData,
               "plan row 0");
   // Still usable after an error.
-  const AnchorPairs pairs = sampler.sample(device_plan.get(), 2, 3, 3, nullptr, uniforms);
+  const AnchorPairs pairs = sampler.sample(device_plan.data(), 2, 3, 3, nullptr, uniforms);
   for (int s = 0; s < 4; ++s) EXPECT_EQ(pairs.rows[s], 1);
   expect_code([&] { sampler.sample(plan.data(), 2, 3, 3, nullptr, uniforms); },
               ErrorCode::kInvalidArgument,
               "not device memory");
-  expect_code([&] { sampler.sample(device_plan.get(), 2, 3, 2, nullptr, uniforms); },
+  expect_code([&] { sampler.sample(device_plan.data(), 2, 3, 2, nullptr, uniforms); },
               ErrorCode::kInvalidArgument,
               "stride");
   const std::vector<double> odd = {0.5, 0.5, 0.5};
-  expect_code([&] { sampler.sample(device_plan.get(), 2, 3, 3, nullptr, odd); },
+  expect_code([&] { sampler.sample(device_plan.data(), 2, 3, 3, nullptr, odd); },
               ErrorCode::kInvalidArgument,
               "2 uniforms per pair");
   expect_code([&] { CudaAnchorSampler bad(cuda_device_count()); },

@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/context.h"
+#include "core/device_array.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "sinkhorn/cuda_sinkhorn.h"
@@ -186,26 +187,6 @@ TEST(CudaSinkhorn, PotentialsUploadAndDownloadRoundTrip) {
   EXPECT_EQ(g_back, g);
 }
 
-#if GW_HAS_CUDA
-// Owning device memory for the tests that hand device pointers to CudaSinkhorn.
-class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t bytes) {
-    if (cudaMalloc(&ptr_, bytes) != cudaSuccess) ptr_ = nullptr;
-  }
-  ~DeviceArray() { cudaFree(ptr_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-
- private:
-  void* ptr_ = nullptr;
-};
-#endif
-
 // The GW loop's use: one reserve, then per outer iteration a new cost in device memory, a warm
 // start from the previous potentials, a smaller epsilon, and the plan materialized on the device.
 TEST(CudaSinkhorn, DeviceCostsChangeEachOuterIterationWithWarmStarts) {
@@ -215,18 +196,17 @@ TEST(CudaSinkhorn, DeviceCostsChangeEachOuterIterationWithWarmStarts) {
   const Index n = 301, k = 257;
   CudaSinkhorn cuda(0);
   cuda.reserve(n, k, /*reserve_cost=*/false);
-  DeviceArray cost(sizeof(float) * n * k), plan(sizeof(float) * n * k);
-  ASSERT_NE(cost.as<float>(), nullptr);
-  ASSERT_NE(plan.as<float>(), nullptr);
+  // Both arrays copy on the solver's stream, so the uploads and the plan download are ordered
+  // with its kernels.
+  DeviceArray<float> cost(static_cast<std::size_t>(n) * k, cuda.stream());
+  DeviceArray<float> plan(static_cast<std::size_t>(n) * k, cuda.stream());
   std::vector<double> f(n, 0.0), g(k, 0.0);
   double epsilon = 2e-2;
   for (int outer = 0; outer < 4; ++outer, epsilon *= 0.5) {
     SCOPED_TRACE("outer iteration " + std::to_string(outer));
     const Problem p = test::random_problem(rng, n, k);
-    ASSERT_EQ(
-        cudaMemcpy(cost.as<float>(), p.c32.data(), sizeof(float) * n * k, cudaMemcpyHostToDevice),
-        cudaSuccess);
-    cuda.use_device_cost(CostView(cost.as<float>(), n, k));
+    cost.upload(p.c32);
+    cuda.use_device_cost(CostView(cost.data(), n, k));
     cuda.set_marginals(p.a, p.b);
     if (outer == 0) cuda.reset_potentials();
     cuda.download_potentials(f, g);  // the warm start both solvers begin from
@@ -236,12 +216,8 @@ TEST(CudaSinkhorn, DeviceCostsChangeEachOuterIterationWithWarmStarts) {
     options.precision = Precision::kF64;
     expect_cuda_matches_reference(cuda, p, epsilon, options, f, g);
 
-    cuda.plan_to_device(epsilon, PlanView(plan.as<float>(), n, k), Precision::kF64);
-    std::vector<float> from_device(static_cast<std::size_t>(n) * k);
-    ASSERT_EQ(
-        cudaMemcpy(
-            from_device.data(), plan.as<float>(), sizeof(float) * n * k, cudaMemcpyDeviceToHost),
-        cudaSuccess);
+    cuda.plan_to_device(epsilon, PlanView(plan.data(), n, k), Precision::kF64);
+    const std::vector<float> from_device = plan.download();  // after plan_to_device's kernel
     cuda.download_potentials(f, g);
     const std::vector<double> expected = test::reference_plan(p, f, g, epsilon);
     for (std::size_t at = 0; at < expected.size(); ++at) {
@@ -284,6 +260,51 @@ TEST(CudaSinkhorn, HostPlanMatchesReferenceAndHasTheMarginals) {
   }
   EXPECT_LE(test::row_sum_error(dense, p.n, p.k, p.a), 1.01e-9);
   EXPECT_LE(test::column_sum_error(dense, p.n, p.k, p.b), 1e-9);
+}
+
+// The plan kernel's grid is capped at 65,535 blocks in y (one row per block, grid-stride over the
+// rest): 70,000 rows make the stride loop run, so rows past the cap must be written too.
+TEST(CudaSinkhorn, PlanRowsBeyondTheGridLimitMatchReference) {
+  GW_REQUIRE_GPU();
+  Rng rng(67);
+  const Problem p = test::random_problem(rng, 70000, 5);
+  CudaSinkhorn cuda(0);
+  cuda.upload_cost(p.cost(Precision::kF64));
+  cuda.set_marginals(p.a, p.b);
+  SinkhornOptions options;
+  options.precision = Precision::kF64;
+  options.max_iterations = 5;
+  options.tolerance = 0.0;
+  const double epsilon = 0.05;
+  cuda.solve(epsilon, options);
+  std::vector<double> f(p.n), g(p.k);
+  cuda.download_potentials(f, g);
+  std::vector<double> plan(static_cast<std::size_t>(p.n) * p.k, -1.0);
+  cuda.plan_to_host(epsilon, PlanView(plan.data(), p.n, p.k), Precision::kF64);
+  const std::vector<double> expected = test::reference_plan(p, f, g, epsilon);
+  for (std::size_t at = 0; at < expected.size(); ++at) {
+    ASSERT_NEAR(plan[at], expected[at], 1e-12 + 1e-9 * expected[at]) << "entry " << at;
+  }
+}
+
+// The column pass visits 256-row tiles with a grid stride over at most 65,535 tiles: above
+// 16.7 M rows every tile must still contribute to the column log-sum-exps, so the column
+// potentials (k = 2: 134 MB of float cost) must match the reference after a few iterations.
+TEST(CudaSinkhorn, ColumnTilesBeyondTheGridLimitMatchReference) {
+  GW_REQUIRE_GPU();
+  Rng rng(68);
+  const Index n = 65535 * 256 + 4097;
+  const Problem p = test::random_problem(rng, n, 2);
+  CudaSinkhorn cuda(0);
+  cuda.upload_cost(p.cost(Precision::kF32));
+  cuda.set_marginals(p.a, p.b);
+  cuda.reset_potentials();
+  SinkhornOptions options;
+  options.precision = Precision::kF64;
+  options.max_iterations = 3;
+  options.tolerance = 0.0;
+  expect_cuda_matches_reference(
+      cuda, p, 0.1, options, std::vector<double>(p.n), std::vector<double>(p.k));
 }
 
 TEST(CudaSinkhorn, ZeroMassEntriesGiveExactZeros) {

@@ -12,9 +12,9 @@
 #include "bench_util.h"
 #include "cellgraph/aggregate.h"
 #include "cellgraph/cuda_aggregate.h"
-#include "cellgraph/device_array.h"
 #include "command.h"
 #include "core/context.h"
+#include "core/device_array.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -111,9 +111,9 @@ int run_bench_aggregate(int argc, char** argv) {
     const auto method = cuda_aggregate_method_from_string(method_name);
     GW_CHECK(method.has_value(), "--method must be sort or atomics, got '" << method_name << "'");
     CudaAggregator cuda(args["device"].as<int>());
-    DeviceArray<float> d_embeddings(std::span<const float>(embeddings), cuda.device());
-    DeviceArray<Index> d_ids(std::span<const Index>(ids), cuda.device());
-    DeviceArray<Index> d_lengths(std::span<const Index>(lengths), cuda.device());
+    DeviceArray<float> d_embeddings(std::span<const float>(embeddings), cuda.stream());
+    DeviceArray<Index> d_ids(std::span<const Index>(ids), cuda.stream());
+    DeviceArray<Index> d_lengths(std::span<const Index>(lengths), cuda.stream());
     stats = time_repeated(reps, [&] {
       cuda.run_async(d_embeddings.data(),
                      d_ids.data(),

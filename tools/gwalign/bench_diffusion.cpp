@@ -28,11 +28,11 @@
 
 #include "bench_util.h"
 #include "cellgraph/cuda_diffusion.h"
-#include "cellgraph/device_array.h"
 #include "cellgraph/diffusion.h"
 #include "cellgraph/workloads.h"
 #include "command.h"
 #include "core/context.h"
+#include "core/device_array.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -197,8 +197,8 @@ void run(const cxxopts::ParseResult& args, BenchReport& report) {
     }
   } else {
     CudaHeatDiffusion cuda(args["device"].as<int>());
-    DeviceArray<T> dx(std::span<const T>(x), cuda.device());
-    DeviceArray<T> dy(y.size(), cuda.device());
+    DeviceArray<T> dx(std::span<const T>(x), cuda.stream());
+    DeviceArray<T> dy(y.size(), cuda.stream());
     build = time_repeated(reps, [&] { cuda.prepare(set.view(), seq, options); });
     apply = time_repeated(reps, [&] {
       cuda.apply_async(dx.data(), channels, dy.data());

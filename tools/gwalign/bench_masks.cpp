@@ -12,11 +12,11 @@
 
 #include "bench_util.h"
 #include "cellgraph/cuda_edge_masks.h"
-#include "cellgraph/device_array.h"
 #include "cellgraph/edge_masks.h"
 #include "cellgraph/workloads.h"
 #include "command.h"
 #include "core/context.h"
+#include "core/device_array.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -99,7 +99,7 @@ int run_bench_masks(int argc, char** argv) {
     cuda.check();
     std::vector<RemovedEdges> removed = cuda.download_removed();
     for (const RemovedEdges& r : removed) removed_total += static_cast<Offset>(r.positions.size());
-    DeviceArray<std::uint8_t> keep(static_cast<std::size_t>(dense_bytes), cuda.device());
+    DeviceArray<std::uint8_t> keep(static_cast<std::size_t>(dense_bytes), cuda.stream());
     dense = time_repeated(reps, [&] {
       Offset offset = 0;
       for (int t = 0; t < masker.num_types(); ++t) {

@@ -1,12 +1,11 @@
-// gw::DeviceArray (cellgraph/device_array.h). Compiled into every build; without CUDA the
-// constructors throw ErrorCode::kNotCompiled.
-#include "cellgraph/device_array.h"
+// gw::DeviceArray (core/device_array.h). Compiled into every build; without CUDA the constructors
+// throw ErrorCode::kNotCompiled.
+#include "core/device_array.h"
 
 #include <cstdint>
 #include <utility>
 
 #include "core/config.h"
-#include "core/context.h"
 #include "core/error.h"
 #include "core/types.h"
 
@@ -19,11 +18,12 @@
 namespace gw {
 
 template <typename T>
-DeviceArray<T>::DeviceArray(std::size_t count, int device) : size_(count), device_(device) {
+DeviceArray<T>::DeviceArray(std::size_t count, const CudaStream& stream)
+    : size_(count), stream_(stream) {
+  GW_CHECK(stream.valid(), "DeviceArray: empty CudaStream (use CudaStream::create or borrow)");
 #if GW_HAS_CUDA
-  require_backend(Backend::kCuda, device);
   if (count == 0) return;
-  cuda::DeviceGuard guard(device);
+  cuda::DeviceGuard guard(stream_.device());
   void* pointer = nullptr;
   GW_CUDA_CHECK(cudaMalloc(&pointer, count * sizeof(T)));
   data_ = static_cast<T*>(pointer);
@@ -35,15 +35,24 @@ DeviceArray<T>::DeviceArray(std::size_t count, int device) : size_(count), devic
 }
 
 template <typename T>
-DeviceArray<T>::DeviceArray(std::span<const T> host, int device)
-    : DeviceArray(host.size(), device) {
+DeviceArray<T>::DeviceArray(std::span<const T> host, const CudaStream& stream)
+    : DeviceArray(host.size(), stream) {
   upload(host);
 }
 
 template <typename T>
 DeviceArray<T>::~DeviceArray() {
 #if GW_HAS_CUDA
-  if (data_ != nullptr) cudaFree(data_);  // no throw from a destructor
+  if (data_ != nullptr) {
+    // Queued kernels may still read the array; no throw from a destructor (CUDA errors are sticky
+    // and surface at the next checked call).
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(stream_.device());
+    cudaStreamSynchronize(static_cast<cudaStream_t>(stream_.get()));
+    cudaFree(data_);
+    cudaSetDevice(previous);
+  }
 #endif
 }
 
@@ -51,13 +60,13 @@ template <typename T>
 DeviceArray<T>::DeviceArray(DeviceArray&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      device_(other.device_) {}
+      stream_(std::move(other.stream_)) {}
 
 template <typename T>
 DeviceArray<T>& DeviceArray<T>::operator=(DeviceArray&& other) noexcept {
   std::swap(data_, other.data_);
   std::swap(size_, other.size_);
-  std::swap(device_, other.device_);
+  std::swap(stream_, other.stream_);
   return *this;
 }
 
@@ -67,8 +76,11 @@ void DeviceArray<T>::upload(std::span<const T> host) {
            "DeviceArray::upload: " << host.size() << " elements into an array of " << size_);
 #if GW_HAS_CUDA
   if (host.empty()) return;
-  cuda::DeviceGuard guard(device_);
-  GW_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  cuda::DeviceGuard guard(stream_.device());
+  const auto stream = static_cast<cudaStream_t>(stream_.get());
+  GW_CUDA_CHECK(
+      cudaMemcpyAsync(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  GW_CUDA_CHECK(cudaStreamSynchronize(stream));
 #endif
 }
 
@@ -79,8 +91,11 @@ std::vector<T> DeviceArray<T>::download(std::size_t count) const {
   std::vector<T> host(count);
 #if GW_HAS_CUDA
   if (count == 0) return host;
-  cuda::DeviceGuard guard(device_);
-  GW_CUDA_CHECK(cudaMemcpy(host.data(), data_, count * sizeof(T), cudaMemcpyDeviceToHost));
+  cuda::DeviceGuard guard(stream_.device());
+  const auto stream = static_cast<cudaStream_t>(stream_.get());
+  GW_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), data_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  GW_CUDA_CHECK(cudaStreamSynchronize(stream));
 #endif
   return host;
 }
