@@ -95,8 +95,12 @@ run_target() {
   local ours=0 theirs=0 file report frame recursion
   for file in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*; do
     [ -e "$file" ] || continue
-    report=$(ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 timeout 120 "$binary" -timeout=20 "$file" \
-      2>&1 || true)
+    # A timeout is replayed with the fuzzing run's own per-input limit, so that a slow input (not
+    # only an endless one) stops where it spends its time and that frame says whose it is.
+    local replay_timeout=20
+    [[ "$(basename "$file")" == timeout-* ]] && replay_timeout="$unit_timeout"
+    report=$(ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 timeout 600 "$binary" \
+      -timeout="$replay_timeout" "$file" 2>&1 || true)
     frame=$(first_frame <<<"$report" || true)
     # A hang is HDF5's when HDF5 was running and gwalign's frames below it do not repeat (a
     # runaway recursion in gwalign, such as a walk around a link cycle, repeats its frames).
