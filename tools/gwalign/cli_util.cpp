@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -478,12 +480,29 @@ struct SavedHandlers {
 };
 SavedHandlers g_saved;
 
+// When the first signal arrived (CLOCK_MONOTONIC, ns). One event often arrives twice within
+// microseconds: `timeout` and batch schedulers signal the process and then its process group.
+std::atomic<std::int64_t> g_first_signal_ns{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+constexpr std::int64_t kDuplicateWindowNs = 200'000'000;  // 0.2 s: faster than a person's 2nd Ctrl-C
+
+std::int64_t monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe (POSIX)
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
 extern "C" void record_interrupt(int signal) {
-  if (g_interrupt_signal.exchange(signal) != 0) {
-    // A second signal: the user insists. The default action ends the process now.
-    ::signal(signal, SIG_DFL);
-    ::raise(signal);
+  const std::int64_t now = monotonic_ns();
+  if (g_interrupt_signal.exchange(signal) == 0) {
+    g_first_signal_ns.store(now);
+    return;
   }
+  // A repeat within the window is the same event delivered twice: already recorded.
+  if (now - g_first_signal_ns.load() < kDuplicateWindowNs) return;
+  // A later second signal: the user insists. The default action ends the process now.
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
 }
 
 }  // namespace
