@@ -36,6 +36,7 @@
 #include "core/context.h"
 #include "core/device_array.h"
 #include "core/rng.h"
+#include "tools/floors/floors.h"
 
 namespace {
 
@@ -82,17 +83,14 @@ bool have_gpu(benchmark::State& state) {
 // ---------------------------------------------------------------------------------------------
 // Floors
 
+// The floors are gw::floors's passes (tools/floors/floors.h), the same code as `gwalign bench`.
 void BM_WriteFloor(benchmark::State& state) {
   const std::size_t bytes = static_cast<std::size_t>(state.range(0));
   std::vector<std::uint8_t> buffer(bytes, 1);
   const int threads = gw::available_threads();
   int pass = 0;
   for (auto _ : state) {
-    const std::uint8_t value = static_cast<std::uint8_t>(++pass & 1);
-    on_threads(threads, [&](int t) {
-      const std::size_t begin = bytes * t / threads;
-      std::memset(buffer.data() + begin, value, bytes * (t + 1) / threads - begin);
-    });
+    gw::floors::write_pass(buffer.data(), bytes, static_cast<unsigned char>(++pass & 1), threads);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * bytes);
@@ -103,45 +101,20 @@ void BM_ReadFloor(benchmark::State& state) {
   const std::size_t count = static_cast<std::size_t>(state.range(0)) / sizeof(float);
   std::vector<float> buffer(count, 1.0f);
   const int threads = gw::available_threads();
-  std::vector<double> sums(threads);
   for (auto _ : state) {
-    on_threads(threads, [&](int t) {
-      double sum = 0.0;
-      for (std::size_t i = count * t / threads; i < count * (t + 1) / threads; ++i)
-        sum += buffer[i];
-      sums[t] = sum;
-    });
-    benchmark::DoNotOptimize(sums.data());
+    benchmark::DoNotOptimize(gw::floors::read_pass(buffer.data(), count, threads));
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * count * sizeof(float));
 }
 BENCHMARK(BM_ReadFloor)->Arg(64 * 512 * 128 * 4)->Arg(1 << 30)->UseRealTime();
 
+// Float multiply-add peak at the best instruction-set target of this CPU, as a "macs" counter
+// (multiply-adds per second, best pass) like the diffusion's.
 void BM_FmaPeak(benchmark::State& state) {
-  typedef float V __attribute__((vector_size(64)));
-  constexpr int kChains = 16;
-  constexpr std::int64_t kIterations = 1 << 20;
   const int threads = gw::available_threads();
-  std::vector<float> sinks(threads);
-  for (auto _ : state) {
-    on_threads(threads, [&](int t) {
-      V acc[kChains];
-      for (int i = 0; i < kChains; ++i) acc[i] = V{} + (1.0f + 1e-3f * static_cast<float>(i));
-      const V a = V{} + 0.999999f;
-      const V b = V{} + 1e-7f;
-      for (std::int64_t it = 0; it < kIterations; ++it) {
-#pragma GCC unroll 16
-        for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * a + b;
-      }
-      float sink = 0.0f;
-      for (int i = 0; i < kChains; ++i) sink += acc[i][0];
-      sinks[t] = sink;
-    });
-    benchmark::DoNotOptimize(sinks.data());
-  }
-  state.counters["macs"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * kChains * 16.0 * kIterations * threads,
-      benchmark::Counter::kIsRate);
+  double flops = 0.0;
+  for (auto _ : state) flops = std::max(flops, gw::floors::fma_peak_pass_f32(threads));
+  state.counters["macs"] = flops / 2.0;
 }
 BENCHMARK(BM_FmaPeak)->UseRealTime();
 

@@ -18,7 +18,6 @@
 #include <memory>
 #include <numeric>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include "core/rng.h"
@@ -30,6 +29,8 @@
 #include "distances/shortest_paths.h"
 #include "distances/shortest_paths_reference.h"
 #include "graph/knn.h"
+#include "core/context.h"
+#include "tools/floors/floors.h"
 
 namespace {
 
@@ -180,55 +181,27 @@ void BM_ClampAndNormalize(benchmark::State& state) {
 }
 BENCHMARK(BM_ClampAndNormalize)->Arg(100000 * 80)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Runs fn(t, begin, end) over [0, count) split across hardware_concurrency() threads (bench
-// binaries are not built with OpenMP). Spawning costs ~50 us per call, ~1% of the 32 MB passes
-// below, so the floors err slightly slow (in the kernels' favour by at most that).
-template <typename Fn>
-void split_across_threads(std::size_t count, Fn fn) {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> team;
-  for (unsigned t = 1; t < threads; ++t) {
-    team.emplace_back([&, t] { fn(t, count * t / threads, count * (t + 1) / threads); });
-  }
-  fn(0u, std::size_t{0}, count / threads);
-  for (auto& worker : team) worker.join();
-}
-
+// The floors are gw::floors's passes (tools/floors/floors.h), the same code as `gwalign bench`.
 void BM_WriteFloor(benchmark::State& state) {
   std::vector<float> buffer(static_cast<std::size_t>(state.range(0)) / sizeof(float));
-  float value = 0.0f;
+  const int threads = gw::available_threads();
+  int pass = 0;
   for (auto _ : state) {
-    value += 1.0f;
-    split_across_threads(buffer.size(), [&](unsigned, std::size_t begin, std::size_t end) {
-      std::fill(buffer.begin() + begin, buffer.begin() + end, value);
-    });
+    gw::floors::write_pass(buffer.data(),
+                           buffer.size() * sizeof(float),
+                           static_cast<unsigned char>(++pass & 1),
+                           threads);
     benchmark::DoNotOptimize(buffer.data());
   }
   state.SetBytesProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_WriteFloor)->Arg(100000 * 80 * 4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Sum with 16 independent accumulators, so it vectorizes without reassociation flags.
-double sum_slice(const float* x, std::size_t count) {
-  float acc[16] = {};
-  std::size_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    for (int lane = 0; lane < 16; ++lane) acc[lane] += x[i + lane];
-  }
-  double total = 0.0;
-  for (float v : acc) total += v;
-  for (; i < count; ++i) total += x[i];
-  return total;
-}
-
 void BM_ReadFloor(benchmark::State& state) {
   std::vector<float> buffer(static_cast<std::size_t>(state.range(0)) / sizeof(float), 1.0f);
-  std::vector<double> partial(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = gw::available_threads();
   for (auto _ : state) {
-    split_across_threads(buffer.size(), [&](unsigned t, std::size_t begin, std::size_t end) {
-      partial[t] = sum_slice(buffer.data() + begin, end - begin);
-    });
-    benchmark::DoNotOptimize(partial.data());
+    benchmark::DoNotOptimize(gw::floors::read_pass(buffer.data(), buffer.size(), threads));
   }
   state.SetBytesProcessed(state.iterations() * state.range(0));
 }

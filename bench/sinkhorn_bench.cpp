@@ -8,16 +8,15 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <atomic>
-#include <barrier>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
+#include "core/context.h"
 #include "core/rng.h"
 #include "core/types.h"
 #include "sinkhorn/sinkhorn.h"
 #include "sinkhorn/sinkhorn_reference.h"
+#include "tools/floors/floors.h"
 
 namespace {
 
@@ -82,79 +81,17 @@ void BM_SinkhornReference(benchmark::State& state) {
   set_bytes(state, p);
 }
 
-// Sum of x[0..count) with 16 independent accumulators, so the compiler vectorizes it without
-// reassociation flags: a plain read loop that runs at memory speed.
-template <typename T>
-double sum_slice(const T* x, std::size_t count) {
-  T acc[16] = {};
-  std::size_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    for (int lane = 0; lane < 16; ++lane) acc[lane] += x[i + lane];
-  }
-  double total = 0.0;
-  for (T v : acc) total += v;
-  for (; i < count; ++i) total += x[i];
-  return total;
-}
-
-// A persistent team of hardware_concurrency() threads (bench binaries are not built with OpenMP):
-// read() has every thread sum its contiguous slice of the buffer once.
-template <typename T>
-class ReadTeam {
- public:
-  explicit ReadTeam(const std::vector<T>& data)
-      : data_(data),
-        threads_(std::max(1u, std::thread::hardware_concurrency())),
-        partial_(threads_),
-        start_(threads_),
-        done_(threads_) {
-    for (unsigned t = 1; t < threads_; ++t) {
-      workers_.emplace_back([this, t] {
-        for (;;) {
-          start_.arrive_and_wait();
-          if (stop_) return;
-          work(t);
-          done_.arrive_and_wait();
-        }
-      });
-    }
-  }
-  ~ReadTeam() {
-    stop_ = true;
-    start_.arrive_and_wait();
-    for (auto& w : workers_) w.join();
-  }
-  double read() {
-    start_.arrive_and_wait();
-    work(0);
-    done_.arrive_and_wait();
-    double total = 0.0;
-    for (double p : partial_) total += p;
-    return total;
-  }
-
- private:
-  void work(unsigned t) {
-    const std::size_t begin = data_.size() * t / threads_;
-    const std::size_t end = data_.size() * (t + 1) / threads_;
-    partial_[t] = sum_slice(data_.data() + begin, end - begin);
-  }
-  const std::vector<T>& data_;
-  unsigned threads_;
-  std::vector<double> partial_;
-  std::barrier<> start_, done_;
-  std::atomic<bool> stop_{false};
-  std::vector<std::thread> workers_;
-};
-
-// The floor: one plain summing read of the n x k cost per "iteration", same byte accounting.
+// The floor: one plain summing read of the n x k cost per "iteration" (gw::floors::read_pass, the
+// same code as `gwalign bench`), same byte accounting.
 template <typename T>
 void BM_StreamFloor(benchmark::State& state) {
   Problem<T> p(static_cast<gw::Index>(state.range(0)), static_cast<gw::Index>(state.range(1)));
-  ReadTeam<T> team(p.cost);
+  const int threads = gw::available_threads();
   for (auto _ : state) {
     double total = 0.0;
-    for (int pass = 0; pass <= kIterationsPerSolve; ++pass) total += team.read();
+    for (int pass = 0; pass <= kIterationsPerSolve; ++pass) {
+      total += gw::floors::read_pass(p.cost.data(), p.cost.size(), threads);
+    }
     benchmark::DoNotOptimize(total);
   }
   set_bytes(state, p);

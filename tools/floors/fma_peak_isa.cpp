@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "tools/gwalign/kernels/fma_peak_kernels_impl.h"
+#include "tools/floors/fma_peak_kernels_impl.h"
 
-namespace gw::cli::GW_ISA_NS {
+namespace gw::floors::GW_ISA_NS {
 namespace {
 
 template <typename T>
@@ -42,4 +42,4 @@ double fma_peak_pass(int threads) {
 
 extern const FmaPeakKernels kFmaPeakKernels = {&fma_peak_pass<float>, &fma_peak_pass<double>};
 
-}  // namespace gw::cli::GW_ISA_NS
+}  // namespace gw::floors::GW_ISA_NS

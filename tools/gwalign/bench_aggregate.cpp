@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "tools/floors/floors.h"
 #include "cellgraph/aggregate.h"
 #include "cellgraph/cuda_aggregate.h"
 #include "command.h"
@@ -103,7 +104,7 @@ int run_bench_aggregate(int argc, char** argv) {
     genes = result.num_genes();
     const std::size_t probe =
         std::min<std::size_t>(static_cast<std::size_t>(read_bytes), std::size_t{1} << 30);
-    const double bandwidth = measure_read_bandwidth(probe, threads.count());
+    const double bandwidth = floors::read_bandwidth(probe, threads.count());
     floor_seconds = read_bytes / bandwidth;
     report.set("read_bandwidth_gbs", bandwidth / 1e9).set("threads", threads.count());
   } else {

@@ -23,7 +23,7 @@
 #include "core/timer.h"
 #include "distances/providers.h"
 #include "graph/knn.h"
-#include "tools/gwalign/kernels/fma_peak_kernels_impl.h"
+#include "tools/floors/floors.h"
 
 namespace gw::cli {
 namespace {
@@ -108,15 +108,15 @@ int run_bench_anchors(int argc, char** argv) {
     in_bytes = static_cast<double>(n) * landmark->num_landmarks() * sizeof(float);
   }
   const double write_bandwidth =
-      measure_write_bandwidth(static_cast<std::size_t>(out_bytes), threads.count());
+      floors::write_bandwidth(static_cast<std::size_t>(out_bytes), threads.count());
   const double read_bandwidth =
-      in_bytes > 0.0 ? measure_read_bandwidth(static_cast<std::size_t>(in_bytes), threads.count())
+      in_bytes > 0.0 ? floors::read_bandwidth(static_cast<std::size_t>(in_bytes), threads.count())
                      : 0.0;
   const double bytes_seconds =
       out_bytes / write_bandwidth + (in_bytes > 0.0 ? in_bytes / read_bandwidth : 0.0);
   const double flops =
       landmark != nullptr ? 2.0 * n * m * static_cast<double>(landmark->num_landmarks()) : 0.0;
-  const double fma_peak = flops > 0.0 ? measure_fma_peak<float>(threads.count(), 5) : 0.0;
+  const double fma_peak = flops > 0.0 ? floors::fma_peak<float>(threads.count(), 5) : 0.0;
   const double flops_seconds = flops > 0.0 ? flops / fma_peak : 0.0;
   const double floor_seconds = std::max(bytes_seconds, flops_seconds);
 

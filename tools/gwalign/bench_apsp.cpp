@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "tools/floors/floors.h"
 #include "command.h"
 #include "core/context.h"
 #include "core/error.h"
@@ -99,7 +100,7 @@ int run_bench_apsp(int argc, char** argv) {
 
   const double out_bytes = static_cast<double>(n) * n * sizeof(float);
   const double write_bandwidth =
-      measure_write_bandwidth(static_cast<std::size_t>(out_bytes), threads.count());
+      floors::write_bandwidth(static_cast<std::size_t>(out_bytes), threads.count());
   const double floor_seconds = out_bytes / write_bandwidth;
   const double relaxations = static_cast<double>(n) * static_cast<double>(graph.num_edges());
 

@@ -36,7 +36,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
-#include "tools/gwalign/kernels/fma_peak_kernels_impl.h"
+#include "tools/floors/floors.h"
 
 namespace gw::cli {
 namespace {
@@ -242,8 +242,8 @@ void run(const cxxopts::ParseResult& args, BenchReport& report) {
   }
   report.set("multiply_adds", macs);
   if (*backend == Backend::kCpu) {
-    const double peak = measure_fma_peak<T>(threads.count());
-    const double bandwidth = measure_read_bandwidth(std::size_t{256} << 20, threads.count());
+    const double peak = floors::fma_peak<T>(threads.count());
+    const double bandwidth = floors::read_bandwidth(std::size_t{256} << 20, threads.count());
     const double flop_floor = 2.0 * macs / peak;
     const double byte_floor = bytes / bandwidth;
     report.set("fma_peak_gflops", peak / 1e9).set("read_bandwidth_gbs", bandwidth / 1e9);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "tools/floors/floors.h"
 #include "cellgraph/cuda_edge_masks.h"
 #include "cellgraph/edge_masks.h"
 #include "cellgraph/workloads.h"
@@ -84,7 +85,7 @@ int run_bench_masks(int argc, char** argv) {
       for (int t = 0; t < masker.num_types(); ++t) masker.keep_mask(t, perts.view(), keep[t]);
     });
     const double bandwidth =
-        measure_write_bandwidth(static_cast<std::size_t>(dense_bytes), threads.count());
+        floors::write_bandwidth(static_cast<std::size_t>(dense_bytes), threads.count());
     floor_seconds = static_cast<double>(dense_bytes) / bandwidth;
     report.set("write_bandwidth_gbs", bandwidth / 1e9);
     report.set("threads", threads.count());

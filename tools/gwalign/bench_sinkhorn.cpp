@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "tools/floors/floors.h"
 #include "command.h"
 #include "core/context.h"
 #include "core/error.h"
@@ -131,7 +132,7 @@ int run_bench_sinkhorn(int argc, char** argv) {
     sinkhorn(view, a, b, epsilon, f0, g0, warm_options);
     // Solve and floor alternate rep by rep, so that on a shared machine both medians sample the
     // same load.
-    std::vector<double> floors;
+    std::vector<double> floor_samples;
     const auto solve_once = [&] {
       f = f0;
       g = g0;
@@ -141,14 +142,14 @@ int run_bench_sinkhorn(int argc, char** argv) {
     std::vector<double> samples;
     for (int rep = 0; rep < reps; ++rep) {
       samples.push_back(time_repeated(1, solve_once, 0).median);
-      floors.push_back(static_cast<double>(cost_bytes) /
-                       measure_read_bandwidth(cost_bytes, threads));
+      floor_samples.push_back(static_cast<double>(cost_bytes) /
+                       floors::read_bandwidth(cost_bytes, threads));
     }
     stats.reps = reps;
     stats.min = *std::min_element(samples.begin(), samples.end());
     stats.max = *std::max_element(samples.begin(), samples.end());
     stats.median = median(samples);
-    floor_seconds = median(floors);
+    floor_seconds = median(floor_samples);
   } else {
     CudaSinkhorn cuda(args["device"].as<int>());
     cuda.upload_cost(view);

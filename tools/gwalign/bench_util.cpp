@@ -48,64 +48,6 @@ TimingStats time_repeated(int reps, const std::function<void()>& fn, int warmup)
   return stats;
 }
 
-namespace {
-constexpr int kBandwidthPasses = 5;
-
-// Pages are touched by the threads that later stream them, so first-touch places them well.
-std::unique_ptr<double[]> make_buffer(std::size_t count, int threads) {
-  std::unique_ptr<double[]> buffer(new double[count]);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::size_t i = 0; i < count; ++i) buffer[i] = 1.0;
-  return buffer;
-}
-}  // namespace
-
-double measure_read_bandwidth(std::size_t bytes, int threads) {
-  threads = resolve_threads(threads);
-  const std::size_t count = std::max<std::size_t>(bytes / sizeof(double), 1024);
-  auto buffer = make_buffer(count, threads);
-  double best = 1e30;
-  volatile double sink = 0.0;
-  for (int pass = 0; pass < kBandwidthPasses; ++pass) {
-    Stopwatch watch;
-    double sum = 0.0;
-    // Sixteen independent partial sums per thread: one dependent add chain per element would
-    // measure the add latency (about half the bandwidth) instead of the memory system.
-    constexpr std::size_t kLanes = 16;
-    const std::size_t blocks = count / kLanes;
-#pragma omp parallel num_threads(threads) reduction(+ : sum)
-    {
-      double lanes[kLanes] = {};
-#pragma omp for schedule(static)
-      for (std::size_t b = 0; b < blocks; ++b) {
-        const double* chunk = buffer.get() + b * kLanes;
-        for (std::size_t l = 0; l < kLanes; ++l) lanes[l] += chunk[l];
-      }
-      for (double lane : lanes) sum += lane;
-    }
-    best = std::min(best, watch.seconds());
-    sink = sink + sum;
-  }
-  return static_cast<double>(count / 16 * 16 * sizeof(double)) / best;
-}
-
-double measure_write_bandwidth(std::size_t bytes, int threads) {
-  threads = resolve_threads(threads);
-  const std::size_t count = std::max<std::size_t>(bytes / sizeof(double), 1024);
-  auto buffer = make_buffer(count, threads);
-  double best = 1e30;
-  for (int pass = 0; pass < kBandwidthPasses; ++pass) {
-    Stopwatch watch;
-    const double fill = static_cast<double>(pass);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::size_t i = 0; i < count; ++i) buffer[i] = fill;
-    best = std::min(best, watch.seconds());
-  }
-  volatile double keep = buffer[count / 2];
-  (void)keep;
-  return static_cast<double>(count * sizeof(double)) / best;
-}
-
 void add_common_bench_options(cxxopts::Options& options, int default_reps) {
   // clang-format off
   options.add_options("common")

@@ -30,11 +30,8 @@ double median(std::vector<double> samples);
 // The process's maximum resident set so far, in bytes (getrusage ru_maxrss).
 std::size_t peak_rss_bytes();
 
-// Measured memory bandwidth of this machine in bytes/second, for floors: reading (a plain summing
-// loop over a buffer of `bytes`) and writing (filling it), with `threads` OpenMP threads (0 = all).
-// Take the best of a few passes: the floor is what the hardware can do, not an average.
-double measure_read_bandwidth(std::size_t bytes, int threads);
-double measure_write_bandwidth(std::size_t bytes, int threads);
+// The floors themselves (read / write bandwidth, multiply-add peak) are gw::floors
+// (tools/floors/floors.h), shared with the Google Benchmark binaries.
 
 // Options every benchmark takes: --reps, --threads, --seed, --json, --help.
 void add_common_bench_options(cxxopts::Options& options, int default_reps = 5);
