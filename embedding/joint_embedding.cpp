@@ -37,8 +37,8 @@ void check_plan_entries(const EmbeddingPlan& plan) {
     for (std::size_t e = 0; e < plan.dense.size(); ++e) {
       GW_CHECK_CODE(plan.dense[e] >= 0.0,
                     ErrorCode::kBadData,
-                    name << " has a negative entry (" << plan.dense[e] << ") at flat position "
-                         << e << "; transport plans are non-negative");
+                    name << " has a negative entry (" << plan.dense[e] << ") at flat position " << e
+                         << "; transport plans are non-negative");
     }
     return;
   }
@@ -108,14 +108,12 @@ const JointEmbeddingResult::Dataset& JointEmbeddingResult::dataset(std::string_v
   for (const Dataset& d : datasets) {
     if (d.name == name) return d;
   }
-  GW_THROW(ErrorCode::kInvalidArgument, "the joint embedding has no dataset named '" << name << "'");
+  GW_THROW(ErrorCode::kInvalidArgument,
+           "the joint embedding has no dataset named '" << name << "'");
 }
 
-EmbeddingMatrix pca_embedding(std::span<const double> points,
-                              Index n,
-                              int d,
-                              int dimension,
-                              std::vector<double>* variances) {
+EmbeddingMatrix pca_embedding(
+    std::span<const double> points, Index n, int d, int dimension, std::vector<double>* variances) {
   GW_CHECK(n >= 1 && d >= 1 && dimension >= 1,
            "pca_embedding needs n >= 1 points, d >= 1 columns and dimension >= 1 (got n = "
                << n << ", d = " << d << ", dimension = " << dimension << ")");
@@ -139,7 +137,8 @@ EmbeddingMatrix pca_embedding(std::span<const double> points,
   const Index size = static_cast<Index>(values.size());
   const double largest = std::max(values[size - 1], 0.0);
 
-  EmbeddingMatrix z{n, dimension, std::vector<double>(static_cast<std::size_t>(n) * dimension, 0.0)};
+  EmbeddingMatrix z{
+      n, dimension, std::vector<double>(static_cast<std::size_t>(n) * dimension, 0.0)};
   if (variances != nullptr) variances->clear();
   const double denominator = n > 1 ? static_cast<double>(n - 1) : 1.0;
   for (int c = 0; c < std::min<Index>(dimension, size); ++c) {
@@ -174,7 +173,8 @@ EmbeddingMatrix barycentric_projection(const EmbeddingPlan& plan,
            plan_name(plan) << " has " << parent_n << " points on the parent side but the parent "
                            << "embedding has " << parent.rows << " rows");
   const Index dim = parent.cols;
-  EmbeddingMatrix b{child_n, dim, std::vector<double>(static_cast<std::size_t>(child_n) * dim, 0.0)};
+  EmbeddingMatrix b{
+      child_n, dim, std::vector<double>(static_cast<std::size_t>(child_n) * dim, 0.0)};
   mass.assign(child_n, 0.0);
   // Accumulate T_ij * Z_p[j] into row i (child = rows) or row j (child = columns), then divide by
   // the mass: one pass over the stored entries either way.
@@ -298,8 +298,8 @@ JointEmbeddingResult joint_embedding(const JointEmbeddingProblem& problem,
                    static_cast<std::size_t>(anchor_set.num_points) * anchor_set.dimension,
            "joint embedding: the anchor '" << anchor_set.name << "' needs its points ("
                                            << anchor_set.num_points << " x d, row-major; got "
-                                           << anchor_set.points.size() << " values, d = "
-                                           << anchor_set.dimension << ")");
+                                           << anchor_set.points.size()
+                                           << " values, d = " << anchor_set.dimension << ")");
   check_all_finite(anchor_set.points, "points of the anchor '" + anchor_set.name + "'");
 
   // Plans: both ends must be datasets, shapes must match them.
@@ -350,15 +350,15 @@ JointEmbeddingResult joint_embedding(const JointEmbeddingProblem& problem,
     for (int i = 0; i < count; ++i) {
       if (i == anchor) continue;
       GW_CHECK(datasets[i].graph.has_value(),
-               "joint embedding: dataset '" << datasets[i].name
-                                            << "' needs a graph for the Laplacian term (lambda = "
-                                            << options.lambda << "); give its kNN graph, or "
-                                                                 "lambda = 0");
+               "joint embedding: dataset '"
+                   << datasets[i].name
+                   << "' needs a graph for the Laplacian term (lambda = " << options.lambda
+                   << "); give its kNN graph, or "
+                      "lambda = 0");
       GW_CHECK(datasets[i].graph->num_nodes == datasets[i].num_points,
-               "joint embedding: the graph of '" << datasets[i].name << "' has "
-                                                 << datasets[i].graph->num_nodes
-                                                 << " nodes but the dataset has "
-                                                 << datasets[i].num_points << " points");
+               "joint embedding: the graph of '"
+                   << datasets[i].name << "' has " << datasets[i].graph->num_nodes
+                   << " nodes but the dataset has " << datasets[i].num_points << " points");
       validate(*datasets[i].graph, "graph of '" + datasets[i].name + "'");
     }
   }
@@ -382,8 +382,8 @@ JointEmbeddingResult joint_embedding(const JointEmbeddingProblem& problem,
     const int child = order[step];
     const EmbeddingPlan& plan = problem.plans[parent_plan[child]];
     const bool child_is_rows = ends[parent_plan[child]].first == child;
-    const int parent = child_is_rows ? ends[parent_plan[child]].second
-                                     : ends[parent_plan[child]].first;
+    const int parent =
+        child_is_rows ? ends[parent_plan[child]].second : ends[parent_plan[child]].first;
     JointEmbeddingResult::Dataset& out = result.datasets[child];
     out.parent = datasets[parent].name;
     std::vector<double> mass;
@@ -413,7 +413,8 @@ JointEmbeddingResult joint_embedding(const JointEmbeddingProblem& problem,
         if (fidelity[i] != 0.0) has_mass[components.labels[i]] = true;
       }
       Index stranded = 0;
-      for (Index i = 0; i < graph.num_nodes; ++i) stranded += has_mass[components.labels[i]] ? 0 : 1;
+      for (Index i = 0; i < graph.num_nodes; ++i)
+        stranded += has_mass[components.labels[i]] ? 0 : 1;
       GW_CHECK_CODE(stranded == 0,
                     ErrorCode::kBadData,
                     "joint embedding: " << stranded << " points of '" << out.name

@@ -173,7 +173,8 @@ TEST(LaplacianSmoothing, MatchesDenseSolveOfIPlusLambdaRandomWalkLaplacian) {
     const SmoothingResult got = laplacian_smoothing(g, b, ones, lambda, tight_cg());
     double worst = 0.0;
     for (Index i = 0; i < n; ++i) {
-      for (Index k = 0; k < 3; ++k) worst = std::max(worst, std::abs(got.smoothed(i, k) - expected(i, k)));
+      for (Index k = 0; k < 3; ++k)
+        worst = std::max(worst, std::abs(got.smoothed(i, k) - expected(i, k)));
     }
     EXPECT_LT(worst, kSolveTolerance) << "lambda " << lambda;
     EXPECT_GT(got.iterations, 0);
@@ -204,7 +205,8 @@ TEST(LaplacianSmoothing, ZeroFidelityNodesMatchDenseSolveAndConstantsArePreserve
   const SmoothingResult got = laplacian_smoothing(g, b, fidelity, lambda, tight_cg());
   double worst = 0.0;
   for (Index i = 0; i < n; ++i) {
-    for (Index k = 0; k < 2; ++k) worst = std::max(worst, std::abs(got.smoothed(i, k) - expected(i, k)));
+    for (Index k = 0; k < 2; ++k)
+      worst = std::max(worst, std::abs(got.smoothed(i, k) - expected(i, k)));
   }
   EXPECT_LT(worst, kSolveTolerance);
 
