@@ -8,7 +8,9 @@
 //      column c has the variance of the c-th principal component (no whitening). Each axis' sign
 //      is fixed so that its largest-magnitude loading is positive (deterministic output). When
 //      the anchor has fewer usable axes than `dimension` (d < dimension, or n_a - 1 < dimension),
-//      the remaining columns are ZERO: every dataset then lives in the anchor's span, padded.
+//      the remaining columns are ZERO: every dataset then lives in the anchor's span, padded. A
+//      component whose variance is below 1e-12 of the largest counts as missing (numerical noise
+//      of data lying in a subspace).
 //      The anchor is not smoothed: its embedding is exactly its PCA coordinates.
 //   2. Order. Datasets are reached from the anchor by breadth-first search over the plans (a plan
 //      links its two datasets in either direction; it is transposed as needed). Each dataset's
