@@ -47,7 +47,25 @@ function(gwalign_add_module)
     FILES_MATCHING PATTERN "*.h"
     PATTERN "cuda" EXCLUDE
     PATTERN "*_reference.h" EXCLUDE
+    PATTERN "workloads.h" EXCLUDE
     PATTERN "*_impl.h" EXCLUDE)
+endfunction()
+
+# gwalign_add_testing_sources(<folder> SOURCES ... [DEPS ...])
+#
+# Adds a module's test oracles (*_reference.cpp) and synthetic workload generators to
+# gwalign_testing (top-level CMakeLists.txt): linked by every test (gwalign_add_test), the
+# benchmarks and the CLI, never installed. Their headers stay in the module folder (a reader finds
+# the oracle next to the kernel) and are not installed either. DEPS: private build dependencies
+# (Eigen, OpenMP, Boost).
+function(gwalign_add_testing_sources module)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  set(sources "")
+  foreach(source IN LISTS ARG_SOURCES)
+    list(APPEND sources ${CMAKE_CURRENT_SOURCE_DIR}/${source})
+  endforeach()
+  target_sources(gwalign_testing PRIVATE ${sources})
+  target_link_libraries(gwalign_testing PUBLIC gwalign_${module} PRIVATE ${ARG_DEPS})
 endfunction()
 
 # gwalign_add_isa_kernels(<folder> SOURCES ... [DEPS ...])
@@ -111,7 +129,8 @@ endfunction()
 function(gwalign_add_test)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SOURCES})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} gwalign_testing GTest::gtest
+                                             GTest::gtest_main)
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   gwalign_set_compile_options(${ARG_NAME})
   target_compile_definitions(${ARG_NAME} PRIVATE

@@ -27,6 +27,12 @@ std::recursive_mutex& hdf5_mutex() {
 
 void init_hdf5_once() {
   static const bool initialized = [] {
+    // No HDF5 clean-up at exit: when a write failed (a full disk, a file-size limit), HDF5 1.10
+    // cannot close the file (the flush fails again), keeps its id, and crashes closing it from its
+    // atexit handler after gwalign has already reported the error and removed the temporary. Every
+    // file gwalign opens is closed explicitly, so the handler had nothing else to do. (Effective
+    // only when this is the process's first HDF5 call; otherwise HDF5 ignores it.)
+    H5dont_atexit();
     H5open();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     register_lzf_filter();
@@ -782,11 +788,11 @@ Reader Reader::from_image(std::span<const std::byte> bytes, const std::string& n
   Handle fapl = detail::plist_handle(H5Pcreate(H5P_FILE_ACCESS));
   // Core (in-memory) driver without a backing store; HDF5 copies the image into its own buffer.
   constexpr std::size_t kCoreIncrement = 1 << 16;
-  GW_CHECK_CODE(H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0) >= 0 &&
-                    H5Pset_file_image(fapl.get(), const_cast<std::byte*>(bytes.data()),
-                                      bytes.size()) >= 0,
-                ErrorCode::kIo,
-                "cannot set up an in-memory HDF5 image for '" << name << "'");
+  GW_CHECK_CODE(
+      H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0) >= 0 &&
+          H5Pset_file_image(fapl.get(), const_cast<std::byte*>(bytes.data()), bytes.size()) >= 0,
+      ErrorCode::kIo,
+      "cannot set up an in-memory HDF5 image for '" << name << "'");
   H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
   Handle file = detail::file_handle(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get()));
   GW_CHECK_CODE(file.valid(),

@@ -212,6 +212,17 @@ const std::string& Writer::temp_path() const { return impl_->temp; }
 bool Writer::committed() const { return impl_->committed; }
 
 namespace {
+// Why a write failed, from the errno that HDF5's POSIX driver left (the callers clear errno first):
+// a full disk or a file-size limit names its remedy; "" when no system call failed.
+std::string write_failure_reason() {
+  const int err = errno;
+  if (err == ENOSPC || err == EFBIG || err == EDQUOT) {
+    return std::string(": ") + std::strerror(err) +
+           " (free disk space, raise the file-size limit, or write elsewhere)";
+  }
+  return err == 0 ? std::string() : std::string(": ") + std::strerror(err);
+}
+
 void check_open(const Writer::Impl& impl) {
   GW_CHECK(!impl.committed,
            "the output '" << impl.target << "' was already committed; create a new Writer");
@@ -339,9 +350,10 @@ void Writer::write_array(std::string_view object,
   GW_CHECK_CODE(
       dataset.valid(), ErrorCode::kIo, "cannot create dataset " << impl_->state().where(path));
   if (count > 0) {
+    errno = 0;
     GW_CHECK_CODE(H5Dwrite(dataset.get(), memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0,
                   ErrorCode::kIo,
-                  "cannot write dataset " << impl_->state().where(path));
+                  "cannot write dataset " << impl_->state().where(path) << write_failure_reason());
   }
 }
 
@@ -406,10 +418,11 @@ void Writer::write_strings(std::string_view object, std::span<const std::string>
   GW_CHECK_CODE(
       dataset.valid(), ErrorCode::kIo, "cannot create dataset " << impl_->state().where(path));
   if (n > 0) {
+    errno = 0;
     GW_CHECK_CODE(
         H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) >= 0,
         ErrorCode::kIo,
-        "cannot write dataset " << impl_->state().where(path));
+        "cannot write dataset " << impl_->state().where(path) << write_failure_reason());
   }
 }
 
@@ -423,11 +436,12 @@ void Writer::write_string(std::string_view object, std::string_view value) {
   Handle type = vlen_utf8_type();
   Handle dataset = detail::dataset_handle(H5Dcreate2(
       impl_->file(), path.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  errno = 0;
   GW_CHECK_CODE(
       dataset.valid() &&
           H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &pointer) >= 0,
       ErrorCode::kIo,
-      "cannot write dataset " << impl_->state().where(path));
+      "cannot write dataset " << impl_->state().where(path) << write_failure_reason());
 }
 
 namespace {

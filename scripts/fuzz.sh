@@ -3,7 +3,8 @@
 #   scripts/fuzz.sh --list              the target names, one per line
 #   scripts/fuzz.sh TARGET SECONDS      build fuzz_TARGET if needed, fuzz it for SECONDS
 #   scripts/fuzz.sh --all SECONDS       every target in turn, SECONDS each (what CI runs)
-# The harness starts from the committed seed corpus (tests/fuzz/corpus/TARGET/, never written to);
+# The harness starts from the committed seed corpus (tests/fuzz/corpus/TARGET/, never written to;
+# "solve" shares the options seeds);
 # new inputs go to $FUZZ_BUILD_DIR/corpus/TARGET/ and a crashing input to
 # $FUZZ_BUILD_DIR/artifacts/TARGET/. Exit status: 0 when no crash, 1 otherwise (the crash report,
 # the reproducer's path and how to turn it into a regression test are printed).
@@ -14,13 +15,18 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TARGETS=(h5ad graph options cli)
+TARGETS=(h5ad graph options solve cli)
 BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
 JOBS="${JOBS:-$(nproc)}"
 
 usage() {
   echo "usage: scripts/fuzz.sh TARGET SECONDS | --all SECONDS | --list" >&2
   exit 64
+}
+
+# The committed seed folder of a target: "solve" reads the options harness's input format.
+seed_corpus() {
+  if [ "$1" = solve ]; then echo options; else echo "$1"; fi
 }
 
 is_target() {
@@ -79,7 +85,7 @@ run_target() {
   LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizer-suppressions/lsan.txt:print_suppressions=0" \
   OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
     "$binary" -max_total_time="$seconds" -timeout="$unit_timeout" -print_final_stats=1 "${mode[@]}" \
-      -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} "$work" "tests/fuzz/corpus/$target" \
+      -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} "$work" "tests/fuzz/corpus/$(seed_corpus "$target")" \
       >"$log" 2>&1 || status=$?
   local executions
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 
 namespace gw {
@@ -69,7 +70,10 @@ int Options::many_anchors(Index n, Index k) const {
   // get fewer extra anchors (their starts are already well oriented by the profiles).
   constexpr double kWarmupFlops = 8e9;
   const double affordable = kWarmupFlops / (2.0 * static_cast<double>(n) * static_cast<double>(k));
-  const double automatic = std::min(40.0 * num_anchors, affordable);
+  // Capped at INT_MAX before the conversion: 40 M, or the affordable count of a tiny problem
+  // (4e9 at n = k = 1), can exceed int (found by the options fuzz harness).
+  const double automatic = std::min(
+      {40.0 * num_anchors, affordable, static_cast<double>(std::numeric_limits<int>::max())});
   return std::max(num_anchors, static_cast<int>(automatic));
 }
 

@@ -14,6 +14,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_test_util.h"
@@ -596,7 +597,15 @@ class BadInputs : public ::testing::Test {
                       const std::vector<std::string>& fragments,
                       const fs::path& check_dir,
                       const std::vector<std::string>& expected_entries = {}) {
-    const RunResult run = gwalign(args, dir_.path());
+    expect_failed_run(gwalign(args, dir_.path()), status, fragments, check_dir, expected_entries);
+  }
+
+  // The checks of expect_failure on a run started another way (under `timeout`, a shell's ulimit).
+  void expect_failed_run(const RunResult& run,
+                         int status,
+                         const std::vector<std::string>& fragments,
+                         const fs::path& check_dir,
+                         const std::vector<std::string>& expected_entries = {}) {
     EXPECT_EQ(run.status, status) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << "not one line: " << run.err;
     EXPECT_EQ(run.err.rfind("gwalign: ", 0), 0u) << run.err;
@@ -938,6 +947,55 @@ TEST_F(BadInputs, UnknownSupportNameIsAUsageError) {
                  64,
                  {"--support", "diagonal"},
                  out_dir());
+}
+
+// A long solve (the bundled pair with no stopping rule but the iteration limit) interrupted by
+// SIGINT or SIGTERM after 2 s: it stops at its next progress check, writes nothing, and exits
+// 128 + signal (130, 143). `timeout --preserve-status` sends the signal and returns gwalign's status.
+TEST_F(BadInputs, SigintOrSigtermDuringTheSolveExitsWithTheSignalAndWritesNothing) {
+  for (const auto& [signal, status] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
+    SCOPED_TRACE("SIG" + signal);
+    ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+    const RunResult run = run_program("/usr/bin/timeout",
+                                      {"--preserve-status",
+                                       "-s",
+                                       signal,
+                                       "2",
+                                       GW_CLI_BINARY,
+                                       "align",
+                                       kSpiral,
+                                       kRoll,
+                                       "-o",
+                                       out(),
+                                       "--max-iter",
+                                       "1000000",
+                                       "--min-iter",
+                                       "1000000",
+                                       "--tol",
+                                       "0"},
+                                      dir_.path());
+    expect_failed_run(
+        run, status, {"interrupted", "SIG" + signal, "nothing was written"}, out_dir());
+  }
+}
+
+// A full disk, simulated by a file-size limit (ulimit -f, in KiB) far below the dense plan's 1.6 MB:
+// the write fails with a one-line I/O error naming the cause and the remedy (exit 74), the previous
+// output is untouched and no temporary is left (SIGXFSZ is ignored, so the write returns EFBIG
+// instead of killing gwalign).
+TEST_F(BadInputs, FileSizeLimitFailsTheWriteAndKeepsThePreviousOutput) {
+  {
+    std::ofstream previous(out());
+    previous << "previous output";
+  }
+  const std::string command = "ulimit -f 256; exec " + quote(GW_CLI_BINARY) + " align " +
+                              quote(kSpiral) + " " + quote(kRoll) + " -o " + quote(out()) +
+                              " --dense";
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  const RunResult run = run_program("/bin/sh", {"-c", command}, dir_.path());
+  expect_failed_run(
+      run, 74, {"plan.h5", "File too large", "free disk space"}, out_dir(), {"plan.h5"});
+  EXPECT_EQ(read_text(out()), "previous output");
 }
 
 }  // namespace

@@ -37,16 +37,15 @@ void replay(const fs::path& file) {
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
   // A failure is a crash, a sanitizer report, or an escaping exception: the harness returns 0.
-  EXPECT_EQ(LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                   bytes.size()),
-            0)
+  EXPECT_EQ(
+      LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), 0)
       << file;
 }
 
 const fs::path kFuzzDir = fs::path(GW_SOURCE_DIR) / "tests" / "fuzz";
 
 TEST(FuzzReplay, EverySeedCorpusInputRunsCleanly) {
-  const auto files = inputs_in(kFuzzDir / "corpus" / GW_FUZZ_TARGET);
+  const auto files = inputs_in(kFuzzDir / "corpus" / GW_FUZZ_CORPUS);
   ASSERT_FALSE(files.empty()) << "no seed corpus for " << GW_FUZZ_TARGET;
   for (const auto& file : files) replay(file);
 }

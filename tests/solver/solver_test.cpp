@@ -282,6 +282,20 @@ TEST(Spiral, MultiscaleWarmStartRunsAndKeepsQuality) {
   EXPECT_GE(abs_rho(c, r), kMinAbsRho) << r.brief_report();
 }
 
+// Found by the options fuzz harness (tests/fuzz/regressions/options/many_anchors_overflows_int):
+// 40 M and the affordable count of a tiny problem (4e9 at n = k = 1) exceed int; the automatic
+// count was converted to int without a cap (undefined behaviour). It saturates at INT_MAX now.
+TEST(Schedule, ManyAnchorsSaturatesInsteadOfOverflowingInt) {
+  Options o;
+  o.num_anchors = std::numeric_limits<int>::max() / 2;
+  EXPECT_EQ(o.many_anchors(1, 1), std::numeric_limits<int>::max());
+  o.num_anchors = 100'000'000;
+  EXPECT_EQ(o.many_anchors(1, 1), std::numeric_limits<int>::max());
+  EXPECT_EQ(o.many_anchors(0, 5), std::numeric_limits<int>::max());  // empty side: no GEMM cost
+  o.num_anchors = 50;
+  EXPECT_EQ(o.many_anchors(1, 1), 2000);
+}
+
 TEST(Schedule, WarmupAndPolishDrawManyAnchorsThenM) {
   Options o;
   o.num_anchors = 50;

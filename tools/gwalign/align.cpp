@@ -195,6 +195,8 @@ int run_align(int argc, char** argv) {
   const std::optional<EmbeddingRequest> embedding = embedding_request_from_flags(flags);
   // An unavailable backend fails here, before any file is read or created.
   require_backend(options.backend, options.device);
+  // SIGINT / SIGTERM stop the solve at its next progress check; nothing is written (cli_util.h).
+  const InterruptScope interrupts;
   ProgressDisplay progress(flags.count("quiet") > 0, flags["log-every"].as<int>());
   options.progress = progress.callback();
 
@@ -336,6 +338,8 @@ int run_align(int argc, char** argv) {
     run.truth = source.truth_spec + " vs " + target.truth_spec;
   }
 
+  throw_if_interrupted();  // a cancelled solve is not a result: write nothing, exit 128 + signal
+
   // A non-finite solve has no plan worth keeping: nothing is written (the output temporaries are
   // removed as the error unwinds) and the exit status says so.
   GW_CHECK_CODE(result.termination != Termination::kNonFinite,
@@ -354,6 +358,7 @@ int run_align(int argc, char** argv) {
       a.shape = {z.rows, z.cols};
       h5ad->put_obsm("X_gw_joint", a);
     }
+    throw_if_interrupted();
     h5ad->commit();
   } else {
     write_plain(*plain, result, run);
@@ -365,6 +370,7 @@ int run_align(int argc, char** argv) {
             std::string("/joint_embedding/") + side, std::span<const double>(z.values), shape);
       }
     }
+    throw_if_interrupted();
     plain->commit();
   }
   if (report) report->commit(report_json(result, run));

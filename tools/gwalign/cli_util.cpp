@@ -1,6 +1,7 @@
 #include "cli_util.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -351,7 +352,7 @@ ProgressDisplay::~ProgressDisplay() { finish(); }
 ProgressCallback ProgressDisplay::callback() {
   return [this](const Progress& progress) {
     on_progress(progress);
-    return true;
+    return interrupt_signal() == 0;
   };
 }
 
@@ -462,6 +463,56 @@ void AtomicTextFile::commit(std::string_view text) {
              "cannot rename '" << temp_ << "' to '" << path_ << "': " << std::strerror(rename_err));
   }
   temp_.clear();
+}
+
+namespace {
+
+// Written by the signal handler only (a lock-free atomic is async-signal-safe).
+std::atomic<int> g_interrupt_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+struct SavedHandlers {
+  struct sigaction interrupt;
+  struct sigaction terminate;
+  struct sigaction file_size;
+};
+SavedHandlers g_saved;
+
+extern "C" void record_interrupt(int signal) {
+  if (g_interrupt_signal.exchange(signal) != 0) {
+    // A second signal: the user insists. The default action ends the process now.
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+  }
+}
+
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  g_interrupt_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = record_interrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // reads and writes in progress continue; the flag is polled
+  sigaction(SIGINT, &action, &g_saved.interrupt);
+  sigaction(SIGTERM, &action, &g_saved.terminate);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGXFSZ, &ignore, &g_saved.file_size);
+}
+
+InterruptScope::~InterruptScope() {
+  sigaction(SIGINT, &g_saved.interrupt, nullptr);
+  sigaction(SIGTERM, &g_saved.terminate, nullptr);
+  sigaction(SIGXFSZ, &g_saved.file_size, nullptr);
+}
+
+int interrupt_signal() { return g_interrupt_signal.load(); }
+
+void throw_if_interrupted() {
+  const int signal = interrupt_signal();
+  if (signal != 0) throw Interrupted{signal};
 }
 
 }  // namespace gw::cli

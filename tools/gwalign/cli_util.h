@@ -65,7 +65,8 @@ class ProgressDisplay {
   ProgressDisplay(const ProgressDisplay&) = delete;
   ProgressDisplay& operator=(const ProgressDisplay&) = delete;
 
-  // The callback for Options::progress (never cancels). Valid while *this lives.
+  // The callback for Options::progress: cancels the solve once an InterruptScope has recorded a
+  // signal, never otherwise. Valid while *this lives.
   ProgressCallback callback();
   // A short status ("building distances") shown on the terminal line; nothing when not a terminal.
   void status(std::string_view text);
@@ -92,6 +93,34 @@ decltype(auto) with_context(const std::function<std::string()>& context, Fn&& fn
     throw Error(e.code(), context() + ": " + e.what());
   }
 }
+
+// SIGINT / SIGTERM during a command that writes outputs. While an InterruptScope lives, the first
+// such signal is only recorded: ProgressDisplay's callback then returns false, so a solve stops at
+// its next progress check (termination "cancelled"), and throw_if_interrupted() throws Interrupted,
+// which main() reports as "interrupted" with exit status 128 + signal (130, 143). Outputs are
+// temporaries until their commit(), so nothing is written. A second signal gets the default action
+// (immediate termination; the target paths are still untouched). The scope also ignores SIGXFSZ, so
+// that exceeding a file-size limit (ulimit -f) is a write error (exit 74, temporaries removed)
+// instead of a kill that would leave a temporary behind. One scope at a time (the process's
+// handlers are global); the previous handlers come back when it ends.
+class InterruptScope {
+ public:
+  InterruptScope();
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+};
+
+// The signal recorded by the live InterruptScope (SIGINT, SIGTERM), 0 when none.
+int interrupt_signal();
+
+// Thrown by throw_if_interrupted(); main() turns it into exit status 128 + signal.
+struct Interrupted {
+  int signal;
+};
+
+// Throws Interrupted when a signal was recorded. Call it before each commit().
+void throw_if_interrupted();
 
 // A text file written atomically: the text goes to a temporary file in the target's directory,
 // created by the constructor (so an unwritable directory fails before any work, with

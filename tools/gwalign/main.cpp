@@ -2,6 +2,7 @@
 // errors into one-line messages with sysexits-style exit codes. No algorithm lives here.
 #include <cxxopts.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -70,6 +72,10 @@ int main(int argc, char** argv) {
     for (auto& arg : storage) args.push_back(arg.data());
     args.push_back(nullptr);
     return dispatch(static_cast<int>(storage.size()), args.data());
+  } catch (const gw::cli::Interrupted& e) {
+    std::cerr << "gwalign: interrupted (" << (e.signal == SIGINT ? "SIGINT" : "SIGTERM")
+              << "); nothing was written\n";
+    return 128 + e.signal;
   } catch (const gw::Error& e) {
     std::cerr << "gwalign: error: " << e.what() << "\n";
     return gw::exit_code(e.code());
