@@ -4,6 +4,7 @@
     result = gwalign.align(points_a, points_b, knn=5, seed=1)   # or graphs, distance matrices
     result.plan, result.matching, result.report
     gwalign.align_anndata(adata_a, adata_b, rep="obsm:X_pca")   # obsm["gw_plan"], uns["gw"], ...
+    gwalign.joint_embedding({"a": X, "b": Y}, {("a", "b"): result.plan}, anchor="b")
 
 Drop-in entry points: gwalign.gromov (POT 0.8's GW functions), gwalign.torchgw (the reference
 sampled-GW package's sampled_gw / build_knn_graph). Graph-cell kernels: gwalign.cellgraph.
@@ -12,6 +13,7 @@ sampled-GW package's sampled_gw / build_knn_graph). Graph-cell kernels: gwalign.
 from . import _core
 from ._align import (Options, Result, align, align_anndata, gw_loss, knn_graph, make_options,
                      option_names, options_dict)
+from ._embedding import joint_embedding
 
 Progress = _core.Progress
 __version__ = _core.__version__
@@ -19,7 +21,8 @@ __version__ = _core.__version__
 has_cuda = _core.has_cuda
 
 __all__ = ["Options", "Progress", "Result", "align", "align_anndata", "gw_loss", "knn_graph",
-           "make_options", "option_names", "options_dict", "__version__", "has_cuda"]
+           "make_options", "option_names", "options_dict", "__version__", "has_cuda",
+           "joint_embedding"]
 
 
 def __getattr__(name):

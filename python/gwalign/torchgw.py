@@ -18,10 +18,12 @@ Parameter mapping onto gwalign.Options:
   "f32" (else "f64"), lambda_ema_beta -> lambda_ema = 1 - beta (TorchGW's beta weighs the new
   sample, gwalign's weighs the running average; None and 0 mean no EMA, as there),
   device "cuda" -> backend "cuda".
-Not supported (NotImplementedError naming the parameter): differentiable=True (no autograd
-through the C++ solver), the low-rank solver (sampled_lowrank_gw, any rank) and joint_embedding
-(not implemented in gwalign yet). Other gwalign options can be passed by name as
-extra keyword arguments (e.g. seed=1, threads=2).
+joint_embedding(anchor_name, data_by_name, graphs_by_name, transport_plans, lambda_reg=1.0,
+out_dim=30) is gwalign.joint_embedding (the anchor's PCA, then Laplacian-smoothed barycentric
+projections; see its docstring): {name: n x out_dim} float64, torch tensors when torch is
+importable. Not supported (NotImplementedError naming the parameter): differentiable=True (no
+autograd through the C++ solver) and the low-rank solver (sampled_lowrank_gw, any rank). Other
+gwalign options can be passed by name as extra keyword arguments (e.g. seed=1, threads=2).
 """
 
 from __future__ import annotations
@@ -132,6 +134,16 @@ def sampled_lowrank_gw(*args, rank=20, **kwargs):
                               % (rank,))
 
 
-def joint_embedding(*args, **kwargs):
-    """TorchGW's joint embedding: not implemented in gwalign (NotImplementedError)."""
-    raise NotImplementedError("joint_embedding is not implemented in gwalign.torchgw")
+def joint_embedding(anchor_name, data_by_name, graphs_by_name, transport_plans, lambda_reg=1.0,
+                    out_dim=30):
+    """Joint embedding of several datasets from their transport plans (TorchGW's signature).
+
+    transport_plans maps (name_a, name_b) -> T (rows = name_a's points; either order, e.g.
+    (query, anchor) as in TorchGW); every dataset must be linked to anchor_name by plans.
+    Returns {name: (n_samples, out_dim)}, a torch.Tensor per dataset when torch is importable,
+    else an ndarray (float64). gwalign.joint_embedding describes the method."""
+    from ._embedding import joint_embedding as _joint_embedding
+    emb = _joint_embedding(data_by_name, transport_plans, anchor=anchor_name,
+                           graphs=graphs_by_name, dimension=int(out_dim),
+                           lambda_reg=float(lambda_reg))
+    return {name: _output(z) for name, z in emb.items()}

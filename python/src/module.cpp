@@ -580,6 +580,7 @@ void register_errors(py::module_& m) {
 }  // namespace
 
 void bind_cellgraph(py::module_& parent);  // cellgraph.cpp
+void bind_embedding(py::module_& m);       // embedding.cpp
 
 }  // namespace gw::python
 
@@ -592,6 +593,7 @@ PYBIND11_MODULE(_core, m) {
   bind_options(m);
   bind_results(m);
   bind_cellgraph(m);
+  bind_embedding(m);
   m.def("side_points", &side_points, py::arg("points"), py::arg("what"));
   m.def("side_graph",
         &side_graph,

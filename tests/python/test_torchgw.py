@@ -74,8 +74,8 @@ def test_reference_validation_errors_and_unsupported_parameters():
         sampled_gw(xs, xt, lambda_ema_beta=1.5)
     with pytest.raises(ValueError, match="slack_shared"):
         sampled_gw(xs, xt, s_shared=600)  # more than max(N, K) = 500 points
-    with pytest.raises(NotImplementedError, match="joint_embedding"):
-        joint_embedding([xs, xt], [])
+    with pytest.raises(ValueError, match="not linked to the anchor"):
+        joint_embedding("tgt", {"src": xs, "tgt": xt}, {}, {}, out_dim=3)
     with pytest.raises(NotImplementedError, match="rank"):
         sampled_lowrank_gw(xs, xt, rank=30)
 

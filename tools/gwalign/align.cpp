@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "align_embedding.h"
 #include "align_inputs.h"
 #include "cli_util.h"
 #include "command.h"
@@ -41,6 +42,8 @@ constexpr const char* kAlignExamples = R"(Examples:
   gwalign align x.h5 y.h5 --source-rep /dist --target-rep /dist --as-distances -o plan.h5
   # fused GW: spatial geometry plus expression features
   gwalign align a.h5ad b.h5ad --rep obsm:X_spatial --features obsm:X_pca --fused-weight 0.3 -o p.h5
+  # both sides embedded in 10 shared dimensions (the target's PCA frame)
+  gwalign align data/spiral_400.h5 data/swissroll_500.h5 -o plan.h5 --joint-embedding 10
 
 Geometry specs (--rep, --source-rep, --target-rep; `gwalign info FILE` lists a file's):
   X, obsm:KEY, layers:KEY    n x d points -> kNN graph (--knn) -> shortest paths
@@ -54,6 +57,8 @@ Output (-o OUT.h5): /plan (CSR group data/indices/indptr + shape, top-k per row;
 n x k dataset with --dense), /matching (int32, argmax of each plan row), /report (the JSON
 report) and the report's scalars as attributes of /. With --write-into-source OUT is a copy
 of SOURCE (h5ad) with obsm/gw_plan, obsm/gw_match and uns/gw added; anndata reads it.
+--joint-embedding DIM adds /joint_embedding/source (n x DIM) and /joint_embedding/target
+(k x DIM), float64; with --write-into-source the source's rows go to obsm/X_gw_joint.
 Nothing is written at OUT unless the whole run succeeds.
 
 Exit status: 0 ok, 64 usage, 65 bad data (also: the solve became non-finite; nothing is written),
@@ -161,6 +166,7 @@ int run_align(int argc, char** argv) {
                        "FILE:/path, used as given", cxxopts::value<std::string>());
   // clang-format on
   add_solver_options(cli);
+  add_embedding_options(cli);
   cli.parse_positional({"source", "target"});
   cli.positional_help("SOURCE TARGET -o OUT.h5");
   cli.set_width(100);
@@ -171,7 +177,8 @@ int run_align(int argc, char** argv) {
                            "Geometry and distances",
                            "Solver",
                            "Problem variants",
-                           "Execution and output"})
+                           "Execution and output",
+                           "Joint embedding"})
               << "\n"
               << kAlignExamples;
     return 0;
@@ -185,6 +192,7 @@ int run_align(int argc, char** argv) {
   GW_CHECK(flags.count("output"), "give the output file with -o OUT.h5 (see --help)");
 
   Options options = solver_options_from_flags(flags);
+  const std::optional<EmbeddingRequest> embedding = embedding_request_from_flags(flags);
   // An unavailable backend fails here, before any file is read or created.
   require_backend(options.backend, options.device);
   // SIGINT / SIGTERM stop the solve at its next progress check; nothing is written (cli_util.h).
@@ -288,6 +296,7 @@ int run_align(int argc, char** argv) {
   problem.source_weights = source.weights;
   problem.target_weights = target.weights;
   check_geometry_flags(flags, problem.source.kind(), problem.target.kind());
+  if (embedding) check_embedding_geometry(problem);
   run.source_rep = need_geometry ? source.rep : "";
   run.target_rep = need_geometry ? target.rep : "";
   run.source_description = source.description;
@@ -338,12 +347,29 @@ int run_align(int argc, char** argv) {
                 "the solve became non-finite (" << result.message
                                                 << "); nothing was written; try a larger --eps, "
                                                    "--precision f64, or check the inputs' scale");
+  std::optional<JointEmbeddingResult> joint;
+  if (embedding) joint = embed_sides(*embedding, problem, result, options.knn);
   if (h5ad) {
     write_into_source(*h5ad, result, run);
+    if (joint) {
+      const EmbeddingMatrix& z = joint->dataset("source").embedding;
+      io::Array<double> a;
+      a.data = z.values;
+      a.shape = {z.rows, z.cols};
+      h5ad->put_obsm("X_gw_joint", a);
+    }
     throw_if_interrupted();
     h5ad->commit();
   } else {
     write_plain(*plain, result, run);
+    if (joint) {
+      for (const char* side : {"source", "target"}) {
+        const EmbeddingMatrix& z = joint->dataset(side).embedding;
+        const std::int64_t shape[] = {z.rows, z.cols};
+        plain->write_array<double>(
+            std::string("/joint_embedding/") + side, std::span<const double>(z.values), shape);
+      }
+    }
     throw_if_interrupted();
     plain->commit();
   }
@@ -390,6 +416,13 @@ int run_align(int argc, char** argv) {
               plan_kind.c_str(),
               report ? ", report " : "",
               report ? report->path().c_str() : "");
+  if (joint) {
+    std::printf("joint embedding: %d dimensions, anchor %s (%d principal components), lambda %g\n",
+                joint->dimension,
+                embedding->anchor_is_source ? "source" : "target",
+                joint->anchor_components,
+                embedding->lambda);
+  }
   if (!result.ok()) {
     std::fprintf(stderr,
                  "gwalign: warning: the solve ended with '%s': %s\n",
