@@ -665,21 +665,17 @@ Quantization quantize(const DistanceProvider& provider,
   return q;
 }
 
-void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& result) {
-  GW_CHECK(pb.source != nullptr,
-           "support = sparse needs geometry on both sides (fused_weight = 1 is plain OT on a "
-           "dense feature cost; use support = dense)");
-  GW_CHECK(!options.partial_mass, "partial_mass is not supported with support = sparse");
-  GW_CHECK(options.lambda_ema == 0.0, "lambda_ema is not supported with support = sparse");
-  GW_CHECK(pb.initial_plan.empty(),
-           "a dense initial plan cannot start the sparse path (it has n x k entries); leave "
-           "Problem::initial_plan unset or use support = dense");
-  const Index n = pb.n, k = pb.k;
-  result.support = Support::kSparse;
-  result.backend = Backend::kCpu;
-  result.threads = available_threads();
-  set_flush_denormals_all_threads(result.threads);
+// The starting support of the sparse path and what its re-growth needs (the target side's cells).
+struct SparseStart {
+  SupportPlan support;
+  std::vector<Index> backbone;
+  Quantization target_cells;
+  CellIndex target_index;
+};
 
+// (1) quantization, (2) the coarse alignment, (3) the starting support.
+SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& result) {
+  const Index n = pb.n, k = pb.k;
   // (1) quantization, (2) the coarse alignment.
   const Index cells = resolved_support_cells(n, k, options);
   Quantization src, tgt;
@@ -829,6 +825,64 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   }
   std::vector<double>().swap(coarse.plan);
 
+  SparseStart start;
+  start.support = std::move(support);
+  start.backbone = std::move(backbone);
+  start.target_cells = std::move(tgt);
+  start.target_index = target_index;
+  return start;
+}
+
+// The full support: every row holds all k columns, with the dense loop's starting plan.
+SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result) {
+  const Index n = pb.n, k = pb.k;
+  std::vector<double> initial;
+  if (options.initial_plan == InitialPlan::kDistanceProfiles) {
+    ScopedPhase phase(result.timings, "init");
+    initial = distance_profile_plan(pb, options);
+  } else {
+    initial.resize(static_cast<std::size_t>(n) * k);
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < k; ++j) initial[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
+  }
+  std::vector<Index> lists(initial.size());
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < k; ++j) lists[static_cast<std::size_t>(i) * k + j] = j;
+  SparseStart start;
+  {
+    ScopedPhase phase(result.timings, "support");
+    start.support = build_support(n, k, static_cast<int>(k), lists, initial, [](Index) { return 0; });
+  }
+  return start;
+}
+
+void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& result) {
+  GW_CHECK(pb.source != nullptr,
+           "support = sparse needs geometry on both sides (fused_weight = 1 is plain OT on a "
+           "dense feature cost; use support = dense)");
+  GW_CHECK(!options.partial_mass, "partial_mass is not supported with support = sparse");
+  GW_CHECK(options.lambda_ema == 0.0, "lambda_ema is not supported with support = sparse");
+  GW_CHECK(pb.initial_plan.empty(),
+           "a dense initial plan cannot start the sparse path (it has n x k entries); leave "
+           "Problem::initial_plan unset or use support = dense");
+  const Index n = pb.n, k = pb.k;
+  result.support = Support::kSparse;
+  result.backend = Backend::kCpu;
+  result.threads = available_threads();
+  set_flush_denormals_all_threads(result.threads);
+
+  // (1) - (3), or the whole of n x k when support_size >= k: the dense loop's start and schedule
+  // on a CSR support (nothing to quantize or re-grow; the sparse path then runs the dense loop's
+  // algorithm, which the tests compare entry by entry).
+  const int width = options.support_size;
+  const bool full_support = width >= k;
+  SparseStart start = full_support ? full_start(pb, options, result)
+                                   : coarse_start(pb, options, result);
+  SupportPlan support = std::move(start.support);
+  std::vector<Index> backbone = std::move(start.backbone);
+  const Quantization& tgt = start.target_cells;
+  const CellIndex& target_index = start.target_index;
+
   // (4) the sampled GW iterations on the support.
   // The fine level continues where the coarse level's annealing ended: epsilon stays at
   // epsilon_final (starting it at epsilon again would first blur the coarse plan's structure,
@@ -836,19 +890,24 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   // stopping tests apply early (kFineMinIterations) with a plateau patience of one re-growth
   // period (at least kFinePatience iterations).
   Options fine = options;
-  fine.epsilon = options.resolved_epsilon_final();
-  fine.epsilon_final = fine.epsilon;
-  fine.min_iterations = std::min(options.min_iterations, kFineMinIterations);
-  fine.plateau_patience = std::min(options.resolved_plateau_patience(),
-                                   std::max(options.support_regrow_every, kFinePatience));
-  fine.polish_sinkhorn_iterations = std::min(options.polish_sinkhorn_iterations, kFinePolishSinkhorn);
-  if (options.progress) {
-    fine.progress = [&options](const Progress& p) {
-      Progress at = p;
-      at.level = 2;
-      at.levels = 2;
-      return options.progress(at);
-    };
+  if (full_support) {
+    fine.support_regrow_every = 0;  // the support is already everything
+  } else {
+    fine.epsilon = options.resolved_epsilon_final();
+    fine.epsilon_final = fine.epsilon;
+    fine.min_iterations = std::min(options.min_iterations, kFineMinIterations);
+    fine.plateau_patience = std::min(options.resolved_plateau_patience(),
+                                     std::max(options.support_regrow_every, kFinePatience));
+    fine.polish_sinkhorn_iterations =
+        std::min(options.polish_sinkhorn_iterations, kFinePolishSinkhorn);
+    if (options.progress) {
+      fine.progress = [&options](const Progress& p) {
+        Progress at = p;
+        at.level = 2;
+        at.levels = 2;
+        return options.progress(at);
+      };
+    }
   }
   SparseLoop loop(pb, fine, std::move(support), tgt, target_index, std::move(backbone));
   run_gw_iterations(loop, pb, fine, result);
