@@ -14,6 +14,10 @@ struct Progress {
   double error = 0.0;      // current convergence measure (GW: ||T_t - T_{t-1}||_F)
   double epsilon = 0.0;    // current entropic regularization
   double elapsed_seconds = 0.0;
+  // Multi-level solves (the sparse-support path): level 1 is the coarsest of `levels`; iteration,
+  // max_iterations and elapsed_seconds count within the level. A single-level solve: 1 of 1.
+  int level = 1;
+  int levels = 1;
 };
 
 // Called on the orchestrating thread. Return false to stop early (the result then reports

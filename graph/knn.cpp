@@ -18,6 +18,11 @@ namespace gw {
 namespace {
 
 constexpr int kKdTreeMaxDim = 12;
+// Above this many points kAuto takes the tree at any dimension: brute force costs n^2 d (1.2e12
+// flops for 200,000 points in 30-D, minutes on a laptop-class CPU), while the tree's cost grows
+// with the data's intrinsic dimension, which for embeddings such as single-cell PCA coordinates is
+// far below d. Both are exact.
+constexpr Index kBruteForceMaxNodes = 50000;
 constexpr Index kLeafSize = 48;
 
 // A candidate neighbour; ordered by (distance, index) so ties resolve to the smaller index.
@@ -353,7 +358,8 @@ KnnResult knn_search_impl(
   if (k == 0) return KnnResult{n, 0, {}, {}};
   std::vector<double> coords(points.begin(), points.end());
   if (algorithm == KnnAlgorithm::kAuto) {
-    algorithm = d <= kKdTreeMaxDim ? KnnAlgorithm::kKdTree : KnnAlgorithm::kBruteForce;
+    algorithm = d <= kKdTreeMaxDim || n > kBruteForceMaxNodes ? KnnAlgorithm::kKdTree
+                                                              : KnnAlgorithm::kBruteForce;
   }
   return algorithm == KnnAlgorithm::kKdTree ? knn_kdtree(coords, n, d, k)
                                             : knn_brute_force(coords, n, d, k);

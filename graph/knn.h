@@ -19,7 +19,8 @@
 namespace gw {
 
 enum class KnnAlgorithm {
-  kAuto,        // k-d tree for d <= 12, blocked brute force above
+  kAuto,        // k-d tree for d <= 12 or n > 50,000 (brute force's n^2 d work would dominate
+                // any solve), blocked brute force otherwise
   kKdTree,      // k-d tree (leaf size 48, tight bounding boxes); fast for low dimension
   kBruteForce,  // blocked GEMM distances (Eigen) + exact re-ranking of the candidates
 };

@@ -6,6 +6,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "sinkhorn/sinkhorn_common_impl.h"
+#include "sinkhorn/sparse_sinkhorn_kernels_impl.h"
 
 namespace gw {
 namespace {
@@ -145,19 +146,35 @@ SinkhornResult sparse_sinkhorn(const SparseSupportView& support,
     }
   }
 
+  // The rows' and columns' longest runs size each thread's scratch row of the kernels.
+  Offset longest = 0;
+  for (Index i = 0; i < n; ++i) longest = std::max(longest, offsets[i + 1] - offsets[i]);
+  for (Index j = 0; j < k; ++j) longest = std::max(longest, col_offsets[j + 1] - col_offsets[j]);
+  const detail::SparseSinkhornKernels& kernels = detail::sparse_sinkhorn_kernels();
+  // The kernels' lse with support_lse's conventions: NaN for a NaN / -inf cost.
+  auto lse_of = [&](const float* c, const Index* index, const double* partner, Offset len,
+                    double* scratch) {
+    int bad = 0;
+    const double lse = kernels.support_lse(c, index, partner, inv_eps, len, scratch, &bad);
+    return bad != 0 ? std::nan("") : lse;
+  };
+
   SinkhornResult result;
   result.backend = Backend::kCpu;
   result.threads = threads;
   for (int t = 0;; ++t) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      if (a[i] == 0.0 && u[i] == -kInf) {
-        row_lses[i] = -kInf;
-        continue;
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double> scratch(static_cast<std::size_t>(longest));
+#pragma omp for schedule(static)
+      for (Index i = 0; i < n; ++i) {
+        if (a[i] == 0.0 && u[i] == -kInf) {
+          row_lses[i] = -kInf;
+          continue;
+        }
+        row_lses[i] = lse_of(cost.data() + offsets[i], cols.data() + offsets[i], v.data(),
+                             offsets[i + 1] - offsets[i], scratch.data());
       }
-      row_lses[i] = support_lse(
-          offsets[i], offsets[i + 1], [&](Offset p) { return v[cols[p]]; }, identity, cost,
-          inv_eps);
     }
     for (Index i = 0; i < n; ++i) {
       GW_CHECK_CODE(!std::isnan(row_lses[i]),
@@ -179,20 +196,24 @@ SinkhornResult sparse_sinkhorn(const SparseSupportView& support,
     }
     // Bad columns are remembered per thread and reported after the loop (no throw inside omp).
     Index bad_column = -1;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : bad_column)
-    for (Index j = 0; j < k; ++j) {
-      if (b[j] == 0.0) {
-        v[j] = -kInf;
-        continue;
+#pragma omp parallel num_threads(threads) reduction(max : bad_column)
+    {
+      std::vector<double> scratch(static_cast<std::size_t>(longest));
+#pragma omp for schedule(static)
+      for (Index j = 0; j < k; ++j) {
+        if (b[j] == 0.0) {
+          v[j] = -kInf;
+          continue;
+        }
+        const double lse = lse_of(cost_by_column.data() + col_offsets[j],
+                                  col_rows.data() + col_offsets[j], u.data(),
+                                  col_offsets[j + 1] - col_offsets[j], scratch.data());
+        if (std::isnan(lse) || lse == -kInf) {
+          bad_column = std::max(bad_column, j);
+          continue;
+        }
+        v[j] = detail::updated_potential(b[j], lse, tau_b);
       }
-      const double lse = support_lse(
-          col_offsets[j], col_offsets[j + 1], [&](Offset p) { return u[col_rows[p]]; }, identity,
-          std::span<const float>(cost_by_column), inv_eps);
-      if (std::isnan(lse) || lse == -kInf) {
-        bad_column = std::max(bad_column, j);
-        continue;
-      }
-      v[j] = detail::updated_potential(b[j], lse, tau_b);
     }
     if (bad_column >= 0) {
       const double lse = support_lse(
@@ -226,23 +247,18 @@ void sparse_plan_momentum(const SparseSupportView& support,
   GW_CHECK(alpha > 0.0 && alpha <= 1.0, "sparse_plan_momentum: alpha must be in (0, 1]");
   detail::check_epsilon("sparse_plan_momentum", epsilon);
   const double inv_eps = 1.0 / epsilon;
-#pragma omp parallel for num_threads(resolve_threads(threads)) schedule(static)
+  const int team = resolve_threads(threads);
+  std::vector<double> v(g.size());
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (std::size_t j = 0; j < g.size(); ++j) v[j] = detail::to_scaled(g[j], epsilon);
+  const detail::SparseSinkhornKernels& kernels = detail::sparse_sinkhorn_kernels();
+#pragma omp parallel for num_threads(team) schedule(static)
   for (Index i = 0; i < n; ++i) {
-    const double u = detail::to_scaled(f[i], epsilon);
-    PlanBlendStats s;
-    for (Offset e = support.row_offsets[i]; e < support.row_offsets[i + 1]; ++e) {
-      const double v = detail::to_scaled(g[support.col_indices[e]], epsilon);
-      const double fresh = (u == -kInf || v == -kInf)
-                               ? 0.0
-                               : std::exp(u + v - static_cast<double>(cost[e]) * inv_eps);
-      const double old = plan[e];
-      const double blended = (1.0 - alpha) * old + alpha * fresh;
-      plan[e] = blended;
-      s.change_sq += (blended - old) * (blended - old);
-      s.cost += static_cast<double>(cost[e]) * blended;
-      s.mass += blended;
-    }
-    stats[i] = s;
+    const Offset begin = support.row_offsets[i];
+    stats[i] = kernels.support_blend(cost.data() + begin, support.col_indices.data() + begin,
+                                     v.data(), detail::to_scaled(f[i], epsilon), inv_eps,
+                                     1.0 - alpha, alpha, support.row_offsets[i + 1] - begin,
+                                     plan.data() + begin);
   }
 }
 

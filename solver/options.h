@@ -252,8 +252,10 @@ struct Options {
   // by the dense loop, each source node gets support_size candidate targets (members of the
   // target cells its cell couples to most), and the sampled GW iterations run on that CSR support,
   // which is re-grown around each node's best match every support_regrow_every iterations. The
-  // plan then comes back as CSR (Result::plan_topk, at most support_size entries per row) and
-  // plan_format is ignored. kAuto picks kDense when its estimate is at most half of memory_limit,
+  // cells' alignment uses epsilon, epsilon_final, min_iterations and the plateau test as given;
+  // the full-resolution level starts from it at epsilon_final with shorter stopping tests
+  // (solver/sparse_impl.h). The plan then comes back as CSR (Result::plan_topk, at most
+  // support_size entries per row, rows on their marginal) and plan_format is ignored. kAuto picks kDense when its estimate is at most half of memory_limit,
   // kSparse otherwise; when neither fits, solve() throws kBadData before allocating anything large.
   Support support = Support::kAuto;
   // Memory budget in bytes for the automatic choice and the up-front check. 0: 60% of the

@@ -10,9 +10,14 @@
 // rebuilt from its heaviest current entries, a fixed backbone of its starting support (which
 // keeps every target cell reached in proportion to the coarse plan, so the balanced problem stays
 // nearly feasible), and members of its best match's cell and that cell's nearest cells, so a
-// wrong coarse match can move; (5) the plan is scaled to the marginals on its
-// support (Sinkhorn-Knopp on the entries), pruned to support_size entries per row, and the GW loss
-// is estimated from anchor pairs drawn from it, in blocks of anchors.
+// wrong coarse match can move. This fine level continues the coarse level's annealing instead of
+// repeating it: it runs at epsilon_final, its stopping tests apply after 10 iterations with a
+// plateau patience of one re-growth period (at least 5), and its polishing solves take at most 20
+// inner iterations (step 5 fixes the rows); (5) the plan is pruned to support_size entries per
+// row, scaled to the marginals on that support (Sinkhorn-Knopp on the entries, ending on a row
+// pass: rows exact, columns off by what the pruned support cannot carry, reported as
+// column_marginal_error), and the GW loss is estimated from anchor pairs drawn from it, in blocks
+// of anchors.
 // No buffer holds n x k entries: memory is O(n support_size + (n + k) M + cells^2).
 #pragma once
 

@@ -13,6 +13,8 @@
 #include <limits>
 #include <numeric>
 
+#include <omp.h>
+
 #include "core/context.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -34,6 +36,18 @@ constexpr int kNeighbourCells = 6;
 constexpr int kBackboneStride = 4;
 // Share of a source cell's coarse-plan mass whose target cells enter its nodes' supports.
 constexpr double kCoarseMassShare = 0.95;
+// The fine level's stopping tests start after this many iterations, with at least this patience
+// (see run_sparse_solve).
+constexpr int kFineMinIterations = 10;
+constexpr int kFinePatience = 5;
+// Marginal scaling of the returned plan: at least kMinScaleSweeps sweeps, then stop once a sweep
+// takes less than 1 - kScaleStall off the column error.
+constexpr int kMinScaleSweeps = 10;
+constexpr double kScaleStall = 0.99;
+// Inner Sinkhorn iterations of the fine level's polishing iterations at most: the marginal
+// scaling after the loop puts the rows on their marginals exactly, so the polishing solves need
+// not (each of the 100 default iterations costs two exponentials per support entry).
+constexpr int kFinePolishSinkhorn = 20;
 // Provider output per quantization block.
 constexpr std::size_t kQuantizeBlockBytes = std::size_t{64} << 20;
 // Anchors per block of the loss estimate (n x block floats at a time).
@@ -419,20 +433,17 @@ class SparseLoop {
   int regrowths_ = 0;
 };
 
-// Sinkhorn-Knopp scaling of the support's entries towards (p, q): rows exact after each row
-// pass, stop when the column L1 error is below `tolerance`. Returns the final (row, column) L1
-// errors.
-std::pair<double, double> scale_support(SupportPlan& s,
-                                        const std::vector<double>& p,
-                                        const std::vector<double>& q,
-                                        double tolerance,
-                                        int max_sweeps) {
+// Sinkhorn-Knopp scaling of the support's entries towards (p, q): stop when the column L1 error
+// after a row pass is below `tolerance`, and end on a row pass either way, so the rows are exact
+// (to rounding) and the columns carry what is left when the support is (nearly) infeasible.
+// Column sums are per-thread partial arrays added in thread order.
+void scale_support(SupportPlan& s,
+                   std::span<const double> p,
+                   std::span<const double> q,
+                   double tolerance,
+                   int max_sweeps) {
   std::vector<double> col(s.k);
-  auto column_sums = [&] {
-    std::fill(col.begin(), col.end(), 0.0);
-    for (Offset e = 0; e < s.nnz(); ++e) col[s.cols[e]] += s.values[e];
-  };
-  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+  auto row_pass = [&] {
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < s.n; ++i) {
       double mass = 0.0;
@@ -441,25 +452,38 @@ std::pair<double, double> scale_support(SupportPlan& s,
       const double scale = p[i] / mass;
       for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) s.values[e] *= scale;
     }
+  };
+  auto column_sums = [&] {
+    std::fill(col.begin(), col.end(), 0.0);
+#pragma omp parallel
+    {
+      std::vector<double> local(s.k, 0.0);
+#pragma omp for schedule(static) nowait
+      for (Offset e = 0; e < s.nnz(); ++e) local[s.cols[e]] += s.values[e];
+#pragma omp for ordered schedule(static, 1)
+      for (int thread = 0; thread < omp_get_num_threads(); ++thread) {
+#pragma omp ordered
+        for (Index j = 0; j < s.k; ++j) col[j] += local[j];
+      }
+    }
+  };
+  double previous = std::numeric_limits<double>::infinity();
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+    row_pass();
     column_sums();
     double error = 0.0;
     for (Index j = 0; j < s.k; ++j) error += std::abs(col[j] - q[j]);
-    if (error < tolerance) break;
+    // Converged, or stalled: on a (nearly) infeasible support the error settles at what the
+    // support cannot carry, and further sweeps only cost time.
+    if (error < tolerance || (sweep >= kMinScaleSweeps && error > kScaleStall * previous)) break;
+    previous = error;
 #pragma omp parallel for schedule(static)
     for (Offset e = 0; e < s.nnz(); ++e) {
       const double c = col[s.cols[e]];
       if (c > 0.0) s.values[e] *= q[s.cols[e]] / c;
     }
   }
-  double row_error = 0.0, col_error = 0.0;
-  for (Index i = 0; i < s.n; ++i) {
-    double mass = 0.0;
-    for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) mass += s.values[e];
-    row_error += std::abs(mass - p[i]);
-  }
-  column_sums();
-  for (Index j = 0; j < s.k; ++j) col_error += std::abs(col[j] - q[j]);
-  return {row_error, col_error};
+  row_pass();
 }
 
 // The loss estimator of estimate_gw_loss (solve.h) on a CSR plan: the same pairs for the same
@@ -502,39 +526,61 @@ LossEstimate estimate_support_loss(const PreparedProblem& pb,
     max_x = std::max(max_x, bx);
     max_y = std::max(max_y, by_max);
     const double fill_x = 1.5 * bx, fill_y = 1.5 * by_max;
-    for (int t = 0; t < b; ++t) {
-      double fin_x = 0.0, inf_x = 0.0, fin_y = 0.0, inf_y = 0.0, cr = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : fin_x, inf_x, cr)
+    // All b anchors of the block at once, row by row: a row's entries gather their columns' b
+    // contiguous distances (vectorized over the anchors) instead of one strided float per anchor
+    // and entry. Per-thread sums are added in thread order, so the value depends on the thread
+    // count only through rounding.
+    std::vector<double> fx(b, 0.0), ix(b, 0.0), fy(b, 0.0), iy(b, 0.0), cr(b, 0.0);
+#pragma omp parallel
+    {
+      std::vector<double> lfx(b, 0.0), lix(b, 0.0), lfy(b, 0.0), liy(b, 0.0), lcr(b, 0.0);
+      std::vector<double> x(b), ty(b);
+#pragma omp for schedule(static) nowait
       for (Index i = 0; i < s.n; ++i) {
-        const float raw = dx[static_cast<std::size_t>(i) * b + t];
-        const bool finite = std::isfinite(raw);
-        const double x = finite ? raw : fill_x;
-        if (finite) {
-          fin_x += r[i] * x * x;
-        } else {
-          inf_x += r[i];
+        const float* row = &dx[static_cast<std::size_t>(i) * b];
+        for (int t = 0; t < b; ++t) {
+          const bool finite = std::isfinite(row[t]);
+          x[t] = finite ? row[t] : fill_x;
+          lfx[t] += finite ? r[i] * x[t] * x[t] : 0.0;
+          lix[t] += finite ? 0.0 : r[i];
+          ty[t] = 0.0;
         }
-        double ty = 0.0;
         for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
-          const float raw_y = dy[static_cast<std::size_t>(s.cols[e]) * b + t];
-          ty += s.values[e] * (std::isfinite(raw_y) ? raw_y : fill_y);
+          const float* col = &dy[static_cast<std::size_t>(s.cols[e]) * b];
+          const double w = s.values[e];
+#pragma omp simd
+          for (int t = 0; t < b; ++t) ty[t] += w * (std::isfinite(col[t]) ? col[t] : fill_y);
         }
-        cr += x * ty;
+#pragma omp simd
+        for (int t = 0; t < b; ++t) lcr[t] += x[t] * ty[t];
       }
-#pragma omp parallel for schedule(static) reduction(+ : fin_y, inf_y)
+#pragma omp for schedule(static)
       for (Index j = 0; j < s.k; ++j) {
-        const float raw = dy[static_cast<std::size_t>(j) * b + t];
-        if (std::isfinite(raw)) {
-          fin_y += c[j] * static_cast<double>(raw) * raw;
-        } else {
-          inf_y += c[j];
+        const float* col = &dy[static_cast<std::size_t>(j) * b];
+        for (int t = 0; t < b; ++t) {
+          const bool finite = std::isfinite(col[t]);
+          lfy[t] += finite ? c[j] * static_cast<double>(col[t]) * col[t] : 0.0;
+          liy[t] += finite ? 0.0 : c[j];
         }
       }
-      ax[start + t] = fin_x;
-      ax_inf[start + t] = inf_x;
-      by[start + t] = fin_y;
-      by_inf[start + t] = inf_y;
-      cross[start + t] = cr;
+#pragma omp for ordered schedule(static, 1)
+      for (int thread = 0; thread < omp_get_num_threads(); ++thread) {
+#pragma omp ordered
+        for (int t = 0; t < b; ++t) {
+          fx[t] += lfx[t];
+          ix[t] += lix[t];
+          fy[t] += lfy[t];
+          iy[t] += liy[t];
+          cr[t] += lcr[t];
+        }
+      }
+    }
+    for (int t = 0; t < b; ++t) {
+      ax[start + t] = fx[t];
+      ax_inf[start + t] = ix[t];
+      by[start + t] = fy[t];
+      by_inf[start + t] = iy[t];
+      cross[start + t] = cr[t];
     }
   }
   const double sx = max_x > 0.0 ? max_x : 1.0, sy = max_y > 0.0 ? max_y : 1.0;
@@ -619,21 +665,17 @@ Quantization quantize(const DistanceProvider& provider,
   return q;
 }
 
-void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& result) {
-  GW_CHECK(pb.source != nullptr,
-           "support = sparse needs geometry on both sides (fused_weight = 1 is plain OT on a "
-           "dense feature cost; use support = dense)");
-  GW_CHECK(!options.partial_mass, "partial_mass is not supported with support = sparse");
-  GW_CHECK(options.lambda_ema == 0.0, "lambda_ema is not supported with support = sparse");
-  GW_CHECK(pb.initial_plan.empty(),
-           "a dense initial plan cannot start the sparse path (it has n x k entries); leave "
-           "Problem::initial_plan unset or use support = dense");
-  const Index n = pb.n, k = pb.k;
-  result.support = Support::kSparse;
-  result.backend = Backend::kCpu;
-  result.threads = available_threads();
-  set_flush_denormals_all_threads(result.threads);
+// The starting support of the sparse path and what its re-growth needs (the target side's cells).
+struct SparseStart {
+  SupportPlan support;
+  std::vector<Index> backbone;
+  Quantization target_cells;
+  CellIndex target_index;
+};
 
+// (1) quantization, (2) the coarse alignment, (3) the starting support.
+SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& result) {
+  const Index n = pb.n, k = pb.k;
   // (1) quantization, (2) the coarse alignment.
   const Index cells = resolved_support_cells(n, k, options);
   Quantization src, tgt;
@@ -658,7 +700,16 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
     coarse_options.compute_gw_loss = options.restarts > 1;  // probes rank by loss
     coarse_options.plan_format = PlanFormat::kDense;
     coarse_options.multiscale = false;
+    // The caller's progress callback sees the coarse level as level 1 of 2.
     coarse_options.progress = nullptr;
+    if (options.progress) {
+      coarse_options.progress = [&options](const Progress& p) {
+        Progress at = p;
+        at.level = 1;
+        at.levels = 2;
+        return options.progress(at);
+      };
+    }
     coarse_options.num_anchors = std::min<int>(options.num_anchors, static_cast<int>(cells));
     coarse = solve(problem, coarse_options);
     GW_CHECK_CODE(coarse.termination != Termination::kNonFinite,
@@ -774,32 +825,111 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   }
   std::vector<double>().swap(coarse.plan);
 
+  SparseStart start;
+  start.support = std::move(support);
+  start.backbone = std::move(backbone);
+  start.target_cells = std::move(tgt);
+  start.target_index = target_index;
+  return start;
+}
+
+// The full support: every row holds all k columns, with the dense loop's starting plan.
+SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result) {
+  const Index n = pb.n, k = pb.k;
+  std::vector<double> initial;
+  if (options.initial_plan == InitialPlan::kDistanceProfiles) {
+    ScopedPhase phase(result.timings, "init");
+    initial = distance_profile_plan(pb, options);
+  } else {
+    initial.resize(static_cast<std::size_t>(n) * k);
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < k; ++j) initial[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
+  }
+  std::vector<Index> lists(initial.size());
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < k; ++j) lists[static_cast<std::size_t>(i) * k + j] = j;
+  SparseStart start;
+  {
+    ScopedPhase phase(result.timings, "support");
+    start.support = build_support(n, k, static_cast<int>(k), lists, initial, [](Index) { return 0; });
+  }
+  return start;
+}
+
+void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& result) {
+  GW_CHECK(pb.source != nullptr,
+           "support = sparse needs geometry on both sides (fused_weight = 1 is plain OT on a "
+           "dense feature cost; use support = dense)");
+  GW_CHECK(!options.partial_mass, "partial_mass is not supported with support = sparse");
+  GW_CHECK(options.lambda_ema == 0.0, "lambda_ema is not supported with support = sparse");
+  GW_CHECK(pb.initial_plan.empty(),
+           "a dense initial plan cannot start the sparse path (it has n x k entries); leave "
+           "Problem::initial_plan unset or use support = dense");
+  const Index n = pb.n, k = pb.k;
+  result.support = Support::kSparse;
+  result.backend = Backend::kCpu;
+  result.threads = available_threads();
+  set_flush_denormals_all_threads(result.threads);
+
+  // (1) - (3), or the whole of n x k when support_size >= k: the dense loop's start and schedule
+  // on a CSR support (nothing to quantize or re-grow; the sparse path then runs the dense loop's
+  // algorithm, which the tests compare entry by entry).
+  const int width = options.support_size;
+  const bool full_support = width >= k;
+  SparseStart start = full_support ? full_start(pb, options, result)
+                                   : coarse_start(pb, options, result);
+  SupportPlan support = std::move(start.support);
+  std::vector<Index> backbone = std::move(start.backbone);
+  const Quantization& tgt = start.target_cells;
+  const CellIndex& target_index = start.target_index;
+
   // (4) the sampled GW iterations on the support.
-  SparseLoop loop(pb, options, std::move(support), tgt, target_index, std::move(backbone));
-  run_gw_iterations(loop, pb, options, result);
+  // The fine level continues where the coarse level's annealing ended: epsilon stays at
+  // epsilon_final (starting it at epsilon again would first blur the coarse plan's structure,
+  // then spend the whole decay re-sharpening it), and since it starts near its optimum its
+  // stopping tests apply early (kFineMinIterations) with a plateau patience of one re-growth
+  // period (at least kFinePatience iterations).
+  Options fine = options;
+  if (full_support) {
+    fine.support_regrow_every = 0;  // the support is already everything
+  } else {
+    fine.epsilon = options.resolved_epsilon_final();
+    fine.epsilon_final = fine.epsilon;
+    fine.min_iterations = std::min(options.min_iterations, kFineMinIterations);
+    fine.plateau_patience = std::min(options.resolved_plateau_patience(),
+                                     std::max(options.support_regrow_every, kFinePatience));
+    fine.polish_sinkhorn_iterations =
+        std::min(options.polish_sinkhorn_iterations, kFinePolishSinkhorn);
+    if (options.progress) {
+      fine.progress = [&options](const Progress& p) {
+        Progress at = p;
+        at.level = 2;
+        at.levels = 2;
+        return options.progress(at);
+      };
+    }
+  }
+  SparseLoop loop(pb, fine, std::move(support), tgt, target_index, std::move(backbone));
+  run_gw_iterations(loop, pb, fine, result);
   SupportPlan& plan = loop.support();
   loop.release_buffers();
   result.support_regrowths = loop.regrowths();
 
-  // (5) marginals, pruning, matching, loss.
+  // (5) pruning, marginals, matching. The plan is pruned to its support_size heaviest entries per
+  // row first, so the scaling works on the entries the caller gets back and its rows stay exact.
   const bool balanced =
       std::isinf(options.rho_a) && std::isinf(options.rho_b);
-  if (options.round_marginals && balanced && result.termination != Termination::kNonFinite) {
-    ScopedPhase phase(result.timings, "round");
-    scale_support(plan, pb.p, pb.q, /*tolerance=*/1e-9, /*max_sweeps=*/200);
-  }
+  SupportPlan out;
   {
     ScopedPhase phase(result.timings, "output");
-    CsrMatrix<double>& out = result.plan_topk;
-    out.rows = n;
-    out.cols = k;
-    out.row_offsets.assign(static_cast<std::size_t>(n) + 1, 0);
+    out.n = n;
+    out.k = k;
+    out.offsets.assign(static_cast<std::size_t>(n) + 1, 0);
     for (Index i = 0; i < n; ++i)
-      out.row_offsets[i + 1] =
-          out.row_offsets[i] + std::min<Offset>(width, plan.offsets[i + 1] - plan.offsets[i]);
-    out.col_indices.resize(out.row_offsets[n]);
-    out.values.resize(out.row_offsets[n]);
-    result.matching.assign(n, 0);
+      out.offsets[i + 1] =
+          out.offsets[i] + std::min<Offset>(width, plan.offsets[i + 1] - plan.offsets[i]);
+    out.cols.resize(out.offsets[n]);
+    out.values.resize(out.offsets[n]);
 #pragma omp parallel
     {
       std::vector<Offset> order;
@@ -813,23 +943,38 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
         std::partial_sort(order.begin(), order.begin() + kept, order.end(), [&](Offset x, Offset y) {
           return plan.values[x] > plan.values[y] || (plan.values[x] == plan.values[y] && x < y);
         });
-        if (size > 0) result.matching[i] = plan.cols[order[0]];
         std::sort(order.begin(), order.begin() + kept);
         for (Offset t = 0; t < kept; ++t) {
-          out.col_indices[out.row_offsets[i] + t] = plan.cols[order[t]];
-          out.values[out.row_offsets[i] + t] = plan.values[order[t]];
+          out.cols[out.offsets[i] + t] = plan.cols[order[t]];
+          out.values[out.offsets[i] + t] = plan.values[order[t]];
         }
       }
     }
     result.support_nnz = plan.nnz();
-    // Marginal errors and mass of the returned (pruned) plan.
+    plan = SupportPlan{};
+  }
+  if (options.round_marginals && balanced && result.termination != Termination::kNonFinite) {
+    ScopedPhase phase(result.timings, "round");
+    scale_support(out, pb.p, pb.q, /*tolerance=*/1e-9, /*max_sweeps=*/200);
+  }
+  {
+    ScopedPhase phase(result.timings, "output");
+    result.matching.assign(n, 0);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      Offset best = -1;
+      for (Offset e = out.offsets[i]; e < out.offsets[i + 1]; ++e)
+        if (best < 0 || out.values[e] > out.values[best]) best = e;
+      if (best >= 0) result.matching[i] = out.cols[best];
+    }
+    // Marginal errors and mass of the returned plan.
     std::vector<double> col(k, 0.0);
     double row_error = 0.0, mass = 0.0;
     for (Index i = 0; i < n; ++i) {
       double row = 0.0;
-      for (Offset e = out.row_offsets[i]; e < out.row_offsets[i + 1]; ++e) {
+      for (Offset e = out.offsets[i]; e < out.offsets[i + 1]; ++e) {
         row += out.values[e];
-        col[out.col_indices[e]] += out.values[e];
+        col[out.cols[e]] += out.values[e];
       }
       row_error += std::abs(row - pb.p[i]);
       mass += row;
@@ -839,6 +984,11 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
     result.plan_mass = mass;
     result.row_marginal_error = row_error;
     result.column_marginal_error = col_error;
+    result.plan_topk.rows = n;
+    result.plan_topk.cols = k;
+    result.plan_topk.row_offsets = std::move(out.offsets);
+    result.plan_topk.col_indices = std::move(out.cols);
+    result.plan_topk.values = std::move(out.values);
   }
   if (options.compute_gw_loss && result.plan_mass > 0.0 && std::isfinite(result.plan_mass)) {
     ScopedPhase phase(result.timings, "loss");

@@ -377,9 +377,12 @@ void ProgressDisplay::on_progress(const Progress& p) {
   // The stopping rules usually end the run before max_iterations, so the ETA is an upper bound.
   const double per_iteration = p.iteration > 0 ? p.elapsed_seconds / p.iteration : 0.0;
   const double eta = per_iteration * std::max(0, p.max_iterations - p.iteration);
+  char level[32] = "";
+  if (p.levels > 1) std::snprintf(level, sizeof(level), "level %d/%d  ", p.level, p.levels);
   if (tty_) {
     std::fprintf(stderr,
-                 "\r\x1b[Kgwalign: iteration %d/%d  cost %.5g  eps %.3g  %.1f s  eta <= %.1f s",
+                 "\r\x1b[Kgwalign: %siteration %d/%d  cost %.5g  eps %.3g  %.1f s  eta <= %.1f s",
+                 level,
                  p.iteration,
                  p.max_iterations,
                  p.cost,
@@ -390,16 +393,21 @@ void ProgressDisplay::on_progress(const Progress& p) {
     line_shown_ = true;
     return;
   }
+  if (p.level != last_level_) last_logged_ = 0;  // a new level counts its iterations from 1
+  last_level_ = p.level;
   if (log_every_ > 0 && p.iteration - last_logged_ >= log_every_) {
     last_logged_ = p.iteration;
     std::fprintf(stderr,
-                 "gwalign: iteration %d/%d cost %.6g error %.3g eps %.4g elapsed %.3f s\n",
+                 "gwalign: %siteration %d/%d cost %.6g error %.3g eps %.4g elapsed %.3f s eta <= "
+                 "%.1f s\n",
+                 level,
                  p.iteration,
                  p.max_iterations,
                  p.cost,
                  p.error,
                  p.epsilon,
-                 p.elapsed_seconds);
+                 p.elapsed_seconds,
+                 eta);
   }
 }
 

@@ -79,6 +79,7 @@ class ProgressDisplay {
   bool tty_;
   int log_every_;
   int last_logged_ = 0;
+  int last_level_ = 1;
   bool line_shown_ = false;
 };
 

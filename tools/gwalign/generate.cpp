@@ -2,6 +2,7 @@
 // (tools/datagen/spiral.h) with their ground-truth angles, as plain HDF5 or as an AnnData file.
 #include <cxxopts.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/rng.h"
 #include "datagen/spiral.h"
 #include "io/h5ad.h"
 #include "io/hdf5.h"
@@ -27,13 +29,49 @@ Formats:
   h5    /points (n x d float64), /angles (n float64); attributes kind, n, seed, noise, version
   h5ad  an AnnData file: X and obsm/X_spatial (n x d), obs column 'angle', uns/generator
         (default when the output name ends in .h5ad)
+  --embed D (h5ad only) also writes obsm/X_pca (n x D float32): the points mapped into D
+        dimensions by a seeded random orthonormal map (a single-cell-like embedding of the same
+        manifold; the distances between points are those of the d-D points)
 
 Examples:
   gwalign generate spiral --n 400 --seed 0 -o data/spiral_400.h5
   gwalign generate swissroll --n 500 --seed 0 -o data/swissroll_500.h5
   gwalign generate spiral --n 2000 --seed 1 -o spiral.h5ad
   gwalign align spiral.h5ad roll.h5ad --rep obsm:X_spatial -o plan.h5
+  gwalign generate swissroll --n 200000 --seed 2 --embed 30 -o roll.h5ad
 )";
+
+// An n x dims float32 embedding of the d-D points: x Q with Q a d x dims matrix of orthonormal
+// rows (Gram-Schmidt on seeded Gaussian rows), so distances are preserved exactly up to rounding.
+std::vector<float> orthonormal_embedding(const datagen::PointSet& set, Index dims, std::uint64_t seed) {
+  const Index d = set.dimension;
+  Rng rng(seed, /*stream=*/17);
+  std::vector<double> q(static_cast<std::size_t>(d) * dims);
+  for (Index r = 0; r < d; ++r) {
+    double* row = &q[static_cast<std::size_t>(r) * dims];
+    for (Index c = 0; c < dims; ++c) row[c] = rng.normal();
+    for (Index prev = 0; prev < r; ++prev) {
+      const double* other = &q[static_cast<std::size_t>(prev) * dims];
+      double dot = 0.0;
+      for (Index c = 0; c < dims; ++c) dot += row[c] * other[c];
+      for (Index c = 0; c < dims; ++c) row[c] -= dot * other[c];
+    }
+    double norm = 0.0;
+    for (Index c = 0; c < dims; ++c) norm += row[c] * row[c];
+    norm = std::sqrt(norm);
+    for (Index c = 0; c < dims; ++c) row[c] /= norm;
+  }
+  std::vector<float> out(static_cast<std::size_t>(set.n) * dims);
+  for (Index i = 0; i < set.n; ++i) {
+    for (Index c = 0; c < dims; ++c) {
+      double v = 0.0;
+      for (Index r = 0; r < d; ++r)
+        v += set.points[static_cast<std::size_t>(i) * d + r] * q[static_cast<std::size_t>(r) * dims + c];
+      out[static_cast<std::size_t>(i) * dims + c] = static_cast<float>(v);
+    }
+  }
+  return out;
+}
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
@@ -53,6 +91,8 @@ int run_generate(int argc, char** argv) {
        ->default_value("0.05"))
       ("o,output", "output file (.h5 or .h5ad)", cxxopts::value<std::string>())
       ("format", "h5 | h5ad (default: from the output name)", cxxopts::value<std::string>())
+      ("embed", "h5ad only: also write obsm/X_pca, the points in this many dimensions (0: none)",
+       cxxopts::value<Index>()->default_value("0"))
       ("h,help", "print this help");
   // clang-format on
   cli.parse_positional({"kind"});
@@ -81,9 +121,16 @@ int run_generate(int argc, char** argv) {
                                                    : (ends_with(output, ".h5ad") ? "h5ad" : "h5");
   GW_CHECK(format == "h5" || format == "h5ad",
            "--format must be h5 or h5ad, got '" << format << "'");
+  const Index embed = flags["embed"].as<Index>();
+  GW_CHECK(embed >= 0, "--embed must be >= 0, got " << embed);
+  GW_CHECK(embed == 0 || format == "h5ad",
+           "--embed writes obsm/X_pca and needs the h5ad format (an output name ending in .h5ad "
+           "or --format h5ad)");
 
   const datagen::PointSet set =
       kind == "spiral" ? datagen::spiral(n, seed, noise) : datagen::swiss_roll(n, seed, noise);
+  GW_CHECK(embed == 0 || embed >= set.dimension,
+           "--embed must be at least the points' dimension " << set.dimension << ", got " << embed);
   io::Array<double> points{set.points, {set.n, set.dimension}};
   io::Array<double> angles{set.angles, {set.n}};
   // HDF5 via gw::io has no unsigned 64-bit scalars; seeds beyond int64 are stored as text.
@@ -110,6 +157,9 @@ int run_generate(int argc, char** argv) {
     io::H5adWriter out = io::H5adWriter::create(output, set.n, set.dimension, {}, var_names);
     out.set_x(points);
     out.put_obsm("X_spatial", points);
+    if (embed > 0) {
+      out.put_obsm("X_pca", io::Array<float>{orthonormal_embedding(set, embed, seed), {set.n, embed}});
+    }
     out.put_obs_column<double>("angle", set.angles);
     out.put_uns("generator/kind", kind);
     if (seed_fits) {
