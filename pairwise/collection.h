@@ -1,7 +1,8 @@
 // A collection of metric spaces for all-pairs GW distances, stored in one HDF5 file:
 //
 //   /spaces/<i>/            i = 0 .. N-1 (every index present, nothing else in /spaces)
-//       points     n_i x d float (any numeric dtype) -> kNN graph shortest paths, as in gw::solve
+//       points     n_i x d float (any numeric dtype) -> Euclidean distances (or kNN-graph shortest
+//                  paths, see PointMetric in pair_solve.h)
 //     or graph     a CSR group (data / indices / indptr + shape [n_i, n_i]) of edge lengths
 //     or distances n_i x n_i dense distance matrix (symmetric, zero diagonal, >= 0)
 //       weights    optional, n_i non-negative numbers with a positive sum (default uniform)

@@ -32,10 +32,38 @@ std::shared_ptr<const DistanceProvider> provider_for_graph(const CsrGraphView& g
 
 }  // namespace
 
-PreparedSpace prepare_space(const Space& space, const Options& options) {
+DenseMatrix<float> euclidean_distances(std::span<const double> points, Index n, int d) {
+  GW_CHECK(points.size() == static_cast<std::size_t>(n) * d,
+           "euclidean_distances: " << points.size() << " values for " << n << " x " << d);
+  std::vector<float> out(static_cast<std::size_t>(n) * n, 0.0f);
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = i + 1; j < n; ++j) {
+      double sum = 0.0;
+      for (int c = 0; c < d; ++c) {
+        const double diff = points[static_cast<std::size_t>(i) * d + c] -
+                            points[static_cast<std::size_t>(j) * d + c];
+        sum += diff * diff;
+      }
+      const float value = static_cast<float>(std::sqrt(sum));
+      out[static_cast<std::size_t>(i) * n + j] = value;
+      out[static_cast<std::size_t>(j) * n + i] = value;
+    }
+  }
+  return DenseMatrix<float>(n, n, std::move(out));
+}
+
+PreparedSpace prepare_space(const Space& space, const Options& options, PointMetric metric) {
   PreparedSpace prepared;
   prepared.weights = space.weights;
   const Geometry& geometry = space.geometry;
+  if (geometry.kind() == Geometry::Kind::kPoints && metric == PointMetric::kEuclidean) {
+    DenseOptions dense;
+    dense.threads = options.threads;
+    DenseMatrix<float> d =
+        euclidean_distances(geometry.points(), geometry.num_nodes(), geometry.dimension());
+    prepared.provider = make_dense_provider(std::move(d.values), d.rows, dense);
+    return prepared;
+  }
   switch (geometry.kind()) {
     case Geometry::Kind::kPoints: {
       KnnGraphOptions knn;

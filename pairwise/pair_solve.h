@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "distances/distance_provider.h"
@@ -21,11 +22,23 @@ struct PreparedSpace {
   std::vector<double> weights;  // empty: uniform
 };
 
-// The provider gw::solve would build for `space` under `options` (points: exact kNN graph with
-// options.knn neighbours, stitched connected; graph or points: precomputed shortest paths up to
-// options.auto_precomputed_max_nodes nodes or options.distance_mode; distances: the matrix as
-// given), with options.threads threads. Thread-safe (concurrent calls on different spaces).
-PreparedSpace prepare_space(const Space& space, const Options& options);
+// How a point-cloud space becomes a metric space.
+enum class PointMetric {
+  kEuclidean,     // the n x n Euclidean distance matrix (what CAJAL uses for sampled shapes)
+  kKnnGeodesic,   // shortest paths in the kNN graph, as gw::solve does for points
+};
+
+// The n x n Euclidean distances of n x d row-major points (computed in double, stored as float).
+DenseMatrix<float> euclidean_distances(std::span<const double> points, Index n, int d);
+
+// The distances of `space`, built once: points by `metric` (kKnnGeodesic: the provider gw::solve
+// would build, an exact kNN graph with options.knn neighbours, stitched connected); a graph: its
+// shortest paths (precomputed up to options.auto_precomputed_max_nodes nodes, or
+// options.distance_mode); a distance matrix as given. options.threads threads. Thread-safe
+// (concurrent calls on different spaces).
+PreparedSpace prepare_space(const Space& space,
+                            const Options& options,
+                            PointMetric metric = PointMetric::kEuclidean);
 
 // The solver options of one pair of 100-200-node spaces: gw::Options defaults except where their
 // fixed costs, sized for thousands of nodes, dominate a small pair (measured in bench/RESULTS.md,

@@ -67,7 +67,9 @@ std::string settings_of(const Collection& collection, const RunOptions& options)
   std::ostringstream out;
   out.precision(17);
   out << "spaces=" << collection.size() << " nodes=" << nodes << " seed=" << options.seed
-      << " nearest=" << options.nearest << " knn=" << s.knn << " M=" << s.num_anchors
+      << " nearest=" << options.nearest << " points="
+      << (options.point_metric == PointMetric::kEuclidean ? "euclidean" : "knn-geodesic")
+      << " knn=" << s.knn << " M=" << s.num_anchors
       << " eps=" << s.epsilon << " eps_final=" << s.epsilon_final << " max_iter="
       << s.max_iterations << " min_iter=" << s.min_iterations << " warmup="
       << s.warmup_iterations << "x" << s.warmup_anchors << " profile_anchors="
@@ -277,7 +279,7 @@ RunSummary run_pairwise(const Collection& collection,
     for (Index i = 0; i < n; ++i) {
       if (failed.load()) continue;
       try {
-        spaces[i] = prepare_space(collection.spaces[i], prepare);
+        spaces[i] = prepare_space(collection.spaces[i], prepare, options.point_metric);
         if (options.nearest > 0) {
           quantiles[i] = distance_quantiles(*spaces[i].provider, spaces[i].weights);
         }

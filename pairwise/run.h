@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "pairwise/collection.h"
+#include "pairwise/pair_solve.h"
 #include "solver/options.h"
 
 namespace gw::pairwise {
@@ -47,6 +48,8 @@ struct RunOptions {
   // the pair's seed).
   Options solver;
   std::uint64_t seed = 0;
+  // How point-cloud spaces become metric spaces (graphs and matrices are used as given).
+  PointMetric point_metric = PointMetric::kEuclidean;
   // Threads per process, each solving one pair at a time (0: all available).
   int threads = 0;
   // 0: every pair. K > 0: only what each space's K nearest neighbours need; a pair is skipped

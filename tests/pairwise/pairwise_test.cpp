@@ -85,14 +85,41 @@ TEST(PairwiseRun, DistancesEqualSinglePairSolveWithThePairSeed) {
   const Index n = collection.size();
   for (Index i = 0; i < n; ++i) {
     for (Index j = i + 1; j < n; ++j) {
+      // The plain gw::solve of the two spaces' Euclidean distance matrices.
+      auto matrix = [&](Index s) {
+        const Geometry& g = collection.spaces[s].geometry;
+        return Geometry::from_distances(
+            euclidean_distances(g.points(), g.num_nodes(), g.dimension()));
+      };
+      Problem problem;
+      problem.source = matrix(i);
+      problem.target = matrix(j);
+      Options solver = options.solver;
+      solver.seed = pair_seed(options.seed, i, j);
+      const Result expected = solve(problem, solver);
+      EXPECT_EQ(d[i * n + j], expected.gw_loss) << "pair " << i << ", " << j;
+    }
+  }
+}
+
+TEST(PairwiseRun, KnnGeodesicDistancesEqualGwSolveOnThePoints) {
+  ScratchDir dir;
+  const Collection collection = read_collection(write_shapes(dir, 1, 3));
+  RunOptions options = run_options(dir.file("out.h5"));
+  options.point_metric = PointMetric::kKnnGeodesic;
+  options.solver.knn = 8;
+  run_pairwise(collection, options);
+  const std::vector<double> d = read_matrix(options.output);
+  const Index n = collection.size();
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = i + 1; j < n; ++j) {
       // The plain gw::solve of the same two point clouds, as a library user would call it.
       Problem problem;
       problem.source = collection.spaces[i].geometry;
       problem.target = collection.spaces[j].geometry;
       Options solver = options.solver;
       solver.seed = pair_seed(options.seed, i, j);
-      const Result expected = solve(problem, solver);
-      EXPECT_EQ(d[i * n + j], expected.gw_loss) << "pair " << i << ", " << j;
+      EXPECT_EQ(d[i * n + j], solve(problem, solver).gw_loss) << "pair " << i << ", " << j;
     }
   }
 }

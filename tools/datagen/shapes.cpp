@@ -14,12 +14,14 @@ namespace {
 struct BaseShape {
   std::array<double, 4> a{}, phi{};
   std::array<double, 3> b{}, psi{};
+  double stretch = 1.0;
 
   std::array<double, 3> at(double t) const {
     double r = 1.0, z = 0.0;
     for (int m = 0; m < 4; ++m) r += a[m] * std::cos((m + 1) * t + phi[m]);
     for (int m = 0; m < 3; ++m) z += b[m] * std::sin((m + 1) * t + psi[m]);
-    return {r * std::cos(t), r * std::sin(t), z};
+    r = std::max(r, 0.2);
+    return {stretch * r * std::cos(t), r * std::sin(t), z};
   }
 };
 
@@ -27,15 +29,18 @@ BaseShape base_shape(std::uint64_t seed, int c) {
   Rng rng(seed, static_cast<std::uint64_t>(c));
   constexpr double kTwoPi = 2.0 * std::numbers::pi;
   BaseShape shape;
-  // Mode m gets amplitude up to 0.35 / m: visibly different classes whose radius stays positive.
+  // Mode m gets amplitude up to 0.5 / m in the plane and 0.8 / m in height, and the curve is
+  // stretched along x by up to 2.5: classes whose distance distributions differ clearly (with
+  // smaller amplitudes, resampling and noise blurred the classes together for GW and POT alike).
   for (int m = 0; m < 4; ++m) {
-    shape.a[m] = (2.0 * rng.uniform() - 1.0) * 0.35 / (m + 1);
+    shape.a[m] = (2.0 * rng.uniform() - 1.0) * 0.5 / (m + 1);
     shape.phi[m] = kTwoPi * rng.uniform();
   }
   for (int m = 0; m < 3; ++m) {
-    shape.b[m] = (2.0 * rng.uniform() - 1.0) * 0.4 / (m + 1);
+    shape.b[m] = (2.0 * rng.uniform() - 1.0) * 0.8 / (m + 1);
     shape.psi[m] = kTwoPi * rng.uniform();
   }
+  shape.stretch = 1.0 + 1.5 * rng.uniform();
   return shape;
 }
 

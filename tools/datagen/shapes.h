@@ -31,8 +31,9 @@ struct ShapeCopy {
 };
 
 // classes x per_class copies, class-major (copy c * per_class + r is copy r of class c). The base
-// shape of class c is r(t) = 1 + sum_{m=1..4} a_m cos(m t + phi_m) in the plane, lifted by
-// z(t) = sum_{m=1..3} b_m sin(m t + psi_m), with coefficients drawn from gw::Rng(seed, stream c).
+// shape of class c is (s r(t) cos t, r(t) sin t, z(t)) with r(t) = max(0.2, 1 + sum_{m=1..4}
+// a_m cos(m t + phi_m)), z(t) = sum_{m=1..3} b_m sin(m t + psi_m) and a stretch s in [1, 2.5],
+// with coefficients drawn from gw::Rng(seed, stream c).
 // A copy draws curve parameters t uniformly (sorted, so the curve is covered in order), its
 // rotation and its noise from gw::Rng(seed, stream 1000 + copy index). Same options: the same
 // copies (reproducible per platform, see gw::Rng::normal).

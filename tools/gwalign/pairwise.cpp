@@ -27,7 +27,9 @@ namespace {
 constexpr const char* kPairwiseHelp = R"(
 Input: one HDF5 file with /spaces/<i>/points (n x d), /spaces/<i>/graph (CSR group) or
 /spaces/<i>/distances (n x n) for i = 0 .. N-1, optional /spaces/<i>/weights and /labels
-('gwalign generate shapes' writes one).
+('gwalign generate shapes' writes one). Points become their Euclidean distance matrix (or kNN-graph
+shortest paths with --points knn-geodesic); graphs their shortest paths; every space's distances
+are divided by their maximum, so the distances compare shapes, not sizes.
 
 Output (-o): /distances (N x N GW loss, the objective), /gw_distance (0.5 sqrt of it, as CAJAL
 reports), /stderr, /status (0 pending, 1 done, 2 abnormal solver end, 3 pruned by --nearest),
@@ -139,7 +141,10 @@ int run_pairwise_command(int argc, char** argv) {
          cxxopts::value<std::uint64_t>()->default_value("0"))
         ("checkpoint-seconds", "seconds between checkpoints of the output",
          cxxopts::value<double>()->default_value("10"))
-        ("knn", "neighbours per point for point-cloud spaces",
+        ("points", "point-cloud spaces as: euclidean (distance matrix, as CAJAL) | knn-geodesic "
+         "(kNN-graph shortest paths, as gwalign align)",
+         cxxopts::value<std::string>()->default_value("euclidean"))
+        ("knn", "neighbours per point with --points knn-geodesic",
          cxxopts::value<int>()->default_value(std::to_string(defaults.knn)))
         ("M", "anchor pairs per iteration",
          cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
@@ -166,6 +171,13 @@ int run_pairwise_command(int argc, char** argv) {
     GW_CHECK(flags.count("output"), "give the output file with -o OUT.h5");
     pairwise::RunOptions options;
     options.solver = defaults;
+    const std::string metric = flags["points"].as<std::string>();
+    GW_CHECK(metric == "euclidean" || metric == "knn-geodesic",
+             "--points must be euclidean or knn-geodesic, got '" << metric << "'");
+    options.point_metric = metric == "euclidean" ? pairwise::PointMetric::kEuclidean
+                                                 : pairwise::PointMetric::kKnnGeodesic;
+    GW_CHECK(!flags.count("knn") || metric == "knn-geodesic",
+             "--knn applies only with --points knn-geodesic (Euclidean distances use no graph)");
     options.solver.knn = flags["knn"].as<int>();
     options.solver.num_anchors = flags["M"].as<int>();
     options.solver.epsilon = flags["eps"].as<double>();
