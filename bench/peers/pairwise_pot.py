@@ -68,6 +68,7 @@ def main():
                         help="as gwalign pairwise --points")
     parser.add_argument("--knn", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", help="write POT's matrix (NaN where not computed) to this .npy")
     args = parser.parse_args()
 
     with h5py.File(args.collection, "r") as f:
@@ -98,6 +99,8 @@ def main():
         seconds.append(time.perf_counter() - start)
         pot[i, j] = pot[j, i] = log["gw_dist"]
 
+    if args.save:
+        np.save(args.save, pot)
     ours_sampled = np.array([ours[i, j] for i, j in pairs])
     pot_sampled = np.array([pot[i, j] for i, j in pairs])
     result = {
