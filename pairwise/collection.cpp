@@ -126,8 +126,7 @@ Collection read_collection(const std::string& path) {
     GW_CHECK_CODE(parse_index(name, index) && index < count,
                   ErrorCode::kBadData,
                   "'" << path << "' /spaces/" << name << " is not named by an index 0 .. "
-                      << count - 1 << "; name the " << count << " spaces 0, 1, ..., "
-                      << count - 1);
+                      << count - 1 << "; name the " << count << " spaces 0, 1, ..., " << count - 1);
     seen[index] = true;
   }
   // With count names that are all valid distinct indices below count, every index is present.
@@ -152,9 +151,9 @@ void write_point_collection(const std::string& path,
                             std::span<const PointCloud> clouds,
                             std::span<const std::int64_t> labels,
                             const std::vector<std::pair<std::string, std::string>>& attributes) {
-  GW_CHECK(labels.empty() || labels.size() == clouds.size(),
-           "write_point_collection: " << labels.size() << " labels for " << clouds.size()
-                                      << " clouds");
+  GW_CHECK(
+      labels.empty() || labels.size() == clouds.size(),
+      "write_point_collection: " << labels.size() << " labels for " << clouds.size() << " clouds");
   io::Writer out(path);
   out.ensure_group("/spaces");
   for (std::size_t i = 0; i < clouds.size(); ++i) {
@@ -163,9 +162,8 @@ void write_point_collection(const std::string& path,
              "write_point_collection: cloud " << i << " has " << cloud.points.size()
                                               << " values for " << cloud.n << " x " << cloud.d);
     const std::int64_t shape[2] = {cloud.n, cloud.d};
-    out.write_array<double>("/spaces/" + std::to_string(i) + "/points",
-                            std::span<const double>(cloud.points),
-                            shape);
+    out.write_array<double>(
+        "/spaces/" + std::to_string(i) + "/points", std::span<const double>(cloud.points), shape);
   }
   if (!labels.empty()) {
     const std::int64_t shape[1] = {static_cast<std::int64_t>(labels.size())};

@@ -47,9 +47,10 @@ class MpiTransport final : public Transport {
     items_ = items;
     const MPI_Aint bytes =
         rank_ == 0 ? static_cast<MPI_Aint>(items) * static_cast<MPI_Aint>(sizeof(ItemResult)) : 0;
-    check_mpi(MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &results_,
-                               &results_window_),
-              "MPI_Win_allocate (results)");
+    check_mpi(
+        MPI_Win_allocate(
+            bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &results_, &results_window_),
+        "MPI_Win_allocate (results)");
     if (rank_ == 0) {
       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, counter_window_);
       counter_[0] = 0;
@@ -77,7 +78,13 @@ class MpiTransport final : public Transport {
   void record(std::int64_t item, const ItemResult& result) override {
     std::lock_guard<std::mutex> lock(mutex_);
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, results_window_);
-    check_mpi(MPI_Put(&result, 5, MPI_DOUBLE, 0, static_cast<MPI_Aint>(item) * 5, 5, MPI_DOUBLE,
+    check_mpi(MPI_Put(&result,
+                      5,
+                      MPI_DOUBLE,
+                      0,
+                      static_cast<MPI_Aint>(item) * 5,
+                      5,
+                      MPI_DOUBLE,
                       results_window_),
               "MPI_Put");
     MPI_Win_unlock(0, results_window_);

@@ -24,8 +24,8 @@ struct PreparedSpace {
 
 // How a point-cloud space becomes a metric space.
 enum class PointMetric {
-  kEuclidean,     // the n x n Euclidean distance matrix (what CAJAL uses for sampled shapes)
-  kKnnGeodesic,   // shortest paths in the kNN graph, as gw::solve does for points
+  kEuclidean,    // the n x n Euclidean distance matrix (what CAJAL uses for sampled shapes)
+  kKnnGeodesic,  // shortest paths in the kNN graph, as gw::solve does for points
 };
 
 // The n x n Euclidean distances of n x d row-major points (computed in double, stored as float).

@@ -40,8 +40,8 @@ struct PairIndex {
     Index i = 0;
     // Rows shrink by one each; a linear scan from a closed-form guess is exact and cheap.
     const double nn = static_cast<double>(n);
-    i = static_cast<Index>(std::max(
-        0.0, std::floor(nn - 0.5 - std::sqrt((nn - 0.5) * (nn - 0.5) - 2.0 * p))));
+    i = static_cast<Index>(
+        std::max(0.0, std::floor(nn - 0.5 - std::sqrt((nn - 0.5) * (nn - 0.5) - 2.0 * p))));
     while (i > 0 && row_start(i) > p) --i;
     while (i + 1 < n && row_start(i + 1) <= p) ++i;
     return {i, static_cast<Index>(p - row_start(i) + i + 1)};
@@ -69,11 +69,11 @@ std::string settings_of(const Collection& collection, const RunOptions& options)
   out << "spaces=" << collection.size() << " nodes=" << nodes << " seed=" << options.seed
       << " nearest=" << options.nearest << " points="
       << (options.point_metric == PointMetric::kEuclidean ? "euclidean" : "knn-geodesic")
-      << " knn=" << s.knn << " M=" << s.num_anchors
-      << " eps=" << s.epsilon << " eps_final=" << s.epsilon_final << " max_iter="
-      << s.max_iterations << " min_iter=" << s.min_iterations << " warmup="
-      << s.warmup_iterations << "x" << s.warmup_anchors << " profile_anchors="
-      << s.profile_anchors << " polish=" << s.polish_iterations << " restarts=" << s.restarts
+      << " knn=" << s.knn << " M=" << s.num_anchors << " eps=" << s.epsilon
+      << " eps_final=" << s.epsilon_final << " max_iter=" << s.max_iterations
+      << " min_iter=" << s.min_iterations << " warmup=" << s.warmup_iterations << "x"
+      << s.warmup_anchors << " profile_anchors=" << s.profile_anchors
+      << " polish=" << s.polish_iterations << " restarts=" << s.restarts
       << " precision=" << to_string(s.precision);
   return out.str();
 }
@@ -146,7 +146,9 @@ void write_output(const std::string& path,
 }
 
 // The state recorded in an output being resumed (kInvalidArgument when it belongs to another run).
-State read_output(const std::string& path, const Collection& collection, const RunOptions& options) {
+State read_output(const std::string& path,
+                  const Collection& collection,
+                  const RunOptions& options) {
   const io::Reader reader(path);
   const std::string settings = settings_of(collection, options);
   GW_CHECK_CODE(reader.has_attribute("/", "settings") &&
@@ -161,11 +163,11 @@ State read_output(const std::string& path, const Collection& collection, const R
   const io::Array<double> standard_error = reader.read_array<double>("/stderr", 2);
   const io::Array<double> seconds = reader.read_array<double>("/seconds", 2);
   const io::Array<std::int8_t> status = reader.read_array<std::int8_t>("/status", 2);
-  GW_CHECK_CODE(objective.rows() == n && objective.cols() == n && status.rows() == n &&
-                    status.cols() == n,
-                ErrorCode::kBadData,
-                "'" << path << "' /distances or /status is not " << n << " x " << n
-                    << "; remove the output and start again");
+  GW_CHECK_CODE(
+      objective.rows() == n && objective.cols() == n && status.rows() == n && status.cols() == n,
+      ErrorCode::kBadData,
+      "'" << path << "' /distances or /status is not " << n << " x " << n
+          << "; remove the output and start again");
   for (Index i = 0; i < n; ++i) {
     for (Index j = i + 1; j < n; ++j) {
       const std::size_t at = static_cast<std::size_t>(i) * n + j;
@@ -425,8 +427,8 @@ RunSummary run_pairwise(const Collection& collection,
         } catch (const Error& e) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (!failed.exchange(true)) {
-            error_message = "pair (" + std::to_string(i) + ", " + std::to_string(j) + "): " +
-                            e.what();
+            error_message =
+                "pair (" + std::to_string(i) + ", " + std::to_string(j) + "): " + e.what();
             error_code = e.code();
           }
         }

@@ -83,15 +83,16 @@ struct RunSummary {
   int ranks = 1;
   int threads = 1;  // per process
   int checkpoints = 0;
-  double seconds = 0.0;               // wall time of this run
-  std::vector<double> pair_seconds;   // per pair solved by this run (rank 0; empty elsewhere)
-  std::vector<int> pair_iterations;   // the same pairs' outer iterations
+  double seconds = 0.0;              // wall time of this run
+  std::vector<double> pair_seconds;  // per pair solved by this run (rank 0; empty elsewhere)
+  std::vector<int> pair_iterations;  // the same pairs' outer iterations
 };
 
 // Runs on every rank of `transport` (nullptr: this process alone). Rank 0 reads/writes the
 // output; every rank reads the collection itself. Throws gw::Error for bad options, an output
 // that cannot be created or resumed, and what solve_pair throws.
-RunSummary run_pairwise(const Collection& collection, const RunOptions& options,
+RunSummary run_pairwise(const Collection& collection,
+                        const RunOptions& options,
                         Transport* transport = nullptr);
 
 // The K nearest neighbours of each space by a finished output's /distances (ties: smaller index

@@ -27,9 +27,20 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
 
 std::string shapes(const ScratchDir& dir, int classes = 2, int per_class = 3) {
   const std::string path = dir.file("shapes.h5");
-  const RunResult r = gwalign({"generate", "shapes", "--classes", std::to_string(classes),
-                               "--per-class", std::to_string(per_class), "--seed", "2",
-                               "--min-points", "30", "--max-points", "50", "-o", path},
+  const RunResult r = gwalign({"generate",
+                               "shapes",
+                               "--classes",
+                               std::to_string(classes),
+                               "--per-class",
+                               std::to_string(per_class),
+                               "--seed",
+                               "2",
+                               "--min-points",
+                               "30",
+                               "--max-points",
+                               "50",
+                               "-o",
+                               path},
                               dir.path());
   EXPECT_EQ(r.status, 0) << r.err;
   return path;
@@ -60,9 +71,16 @@ TEST(PairwiseCli, KilledRunResumedWithTheSameCommandEqualsAnUninterruptedRun) {
   const std::string input = shapes(dir);
   const std::string full = dir.file("full.h5"), killed = dir.file("killed.h5");
   ASSERT_EQ(gwalign({"pairwise", input, "-o", full, "--quiet"}, dir.path()).status, 0);
-  const std::vector<std::string> args = {
-      "pairwise", input, "-o", killed, "--threads", "1", "--checkpoint-seconds", "1e-6",
-      "--quiet", "--resume"};
+  const std::vector<std::string> args = {"pairwise",
+                                         input,
+                                         "-o",
+                                         killed,
+                                         "--threads",
+                                         "1",
+                                         "--checkpoint-seconds",
+                                         "1e-6",
+                                         "--quiet",
+                                         "--resume"};
   ::setenv("GWALIGN_PAIRWISE_ABORT_AFTER", "8", 1);
   const RunResult aborted = gwalign(args, dir.path());
   ::unsetenv("GWALIGN_PAIRWISE_ABORT_AFTER");
@@ -91,9 +109,20 @@ TEST(PairwiseCli, MpirunTwoRanksEqualsOneProcessBitForBit) {
   ::setenv("OMP_WAIT_POLICY", "passive", 0);
   const std::string report = dir.file("two.json");
   const RunResult r = run_program(GW_MPIRUN,
-                                  {"--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                   GW_CLI_BINARY, "pairwise", input, "-o", two, "--threads", "1",
-                                   "--quiet", "--json", report},
+                                  {"--allow-run-as-root",
+                                   "--oversubscribe",
+                                   "-np",
+                                   "2",
+                                   GW_CLI_BINARY,
+                                   "pairwise",
+                                   input,
+                                   "-o",
+                                   two,
+                                   "--threads",
+                                   "1",
+                                   "--quiet",
+                                   "--json",
+                                   report},
                                   dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(parse_json(read_text(report))["ranks"], 2);

@@ -178,7 +178,8 @@ TEST(PairwiseRun, ThreadCountDoesNotChangeTheMatrixBitForBit) {
   run_pairwise(collection, one);
   run_pairwise(collection, two);
   EXPECT_TRUE(bitwise_equal(read_matrix(one.output), read_matrix(two.output)));
-  EXPECT_TRUE(bitwise_equal(read_matrix(one.output, "/stderr"), read_matrix(two.output, "/stderr")));
+  EXPECT_TRUE(
+      bitwise_equal(read_matrix(one.output, "/stderr"), read_matrix(two.output, "/stderr")));
 }
 
 TEST(PairwiseRun, KilledRunResumesToTheUninterruptedMatrix) {
@@ -269,7 +270,8 @@ TEST(PairwiseLowerBound, BinnedBoundNeverExceedsExactW2NorTheSolvedLoss) {
   for (std::size_t i = 0; i < spaces.size(); ++i) {
     for (std::size_t j = i + 1; j < spaces.size(); ++j) {
       const double bound = distribution_lower_bound(quantiles[i], quantiles[j]);
-      const double exact = distribution_w2_reference(*spaces[i].provider, {}, *spaces[j].provider, {});
+      const double exact =
+          distribution_w2_reference(*spaces[i].provider, {}, *spaces[j].provider, {});
       EXPECT_LE(bound, exact);
       // Binning loses little: the bound keeps most of W2^2.
       EXPECT_GE(bound, 0.5 * exact);

@@ -54,9 +54,15 @@ std::array<double, 9> random_rotation(Rng& rng) {
   norm = std::sqrt(norm);
   for (double& v : q) v /= norm;
   const double w = q[0], x = q[1], y = q[2], z = q[3];
-  return {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
-          2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-          2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+  return {1 - 2 * (y * y + z * z),
+          2 * (x * y - w * z),
+          2 * (x * z + w * y),
+          2 * (x * y + w * z),
+          1 - 2 * (x * x + z * z),
+          2 * (y * z - w * x),
+          2 * (x * z - w * y),
+          2 * (y * z + w * x),
+          1 - 2 * (x * x + y * y)};
 }
 
 }  // namespace
@@ -78,9 +84,8 @@ std::vector<ShapeCopy> shape_classes(const ShapesOptions& options) {
       Rng rng(options.seed, 1000 + index);
       ShapeCopy copy;
       copy.label = c;
-      copy.n = options.min_points +
-               static_cast<Index>(rng.uniform_index(
-                   static_cast<std::uint64_t>(options.max_points - options.min_points + 1)));
+      copy.n = options.min_points + static_cast<Index>(rng.uniform_index(static_cast<std::uint64_t>(
+                                        options.max_points - options.min_points + 1)));
       std::vector<double> t(copy.n);
       for (double& v : t) v = kTwoPi * rng.uniform();
       std::sort(t.begin(), t.end());
@@ -91,7 +96,8 @@ std::vector<ShapeCopy> shape_classes(const ShapesOptions& options) {
         for (int row = 0; row < 3; ++row) {
           const double rotated =
               rot[row * 3] * p[0] + rot[row * 3 + 1] * p[1] + rot[row * 3 + 2] * p[2];
-          copy.points[static_cast<std::size_t>(i) * 3 + row] = rotated + options.noise * rng.normal();
+          copy.points[static_cast<std::size_t>(i) * 3 + row] =
+              rotated + options.noise * rng.normal();
         }
       }
       copies.push_back(std::move(copy));

@@ -65,16 +65,15 @@ int generate_shapes(const cxxopts::ParseResult& flags) {
     labels.push_back(copy.label);
   }
   const std::string output = flags["output"].as<std::string>();
-  pairwise::write_point_collection(
-      output,
-      clouds,
-      labels,
-      {{"kind", "shapes"},
-       {"classes", std::to_string(options.classes)},
-       {"per_class", std::to_string(options.per_class)},
-       {"seed", std::to_string(options.seed)},
-       {"noise", format_number(options.noise)},
-       {"generator", "gwalign " GW_VERSION_STRING " generate"}});
+  pairwise::write_point_collection(output,
+                                   clouds,
+                                   labels,
+                                   {{"kind", "shapes"},
+                                    {"classes", std::to_string(options.classes)},
+                                    {"per_class", std::to_string(options.per_class)},
+                                    {"seed", std::to_string(options.seed)},
+                                    {"noise", format_number(options.noise)},
+                                    {"generator", "gwalign " GW_VERSION_STRING " generate"}});
   std::cout << "wrote " << output << ": " << clouds.size() << " shapes (" << options.classes
             << " classes x " << options.per_class << ", " << options.min_points << "-"
             << options.max_points << " points each, seed " << options.seed << ")\n";

@@ -209,9 +209,13 @@ int run_pairwise_command(int argc, char** argv) {
         const double rate = p.elapsed_seconds > 0 ? p.done_this_run / p.elapsed_seconds : 0.0;
         const double eta = rate > 0 ? (p.total - p.done) / rate : std::nan("");
         char line[160];
-        std::snprintf(line, sizeof line, "pairwise: %lld / %lld pairs (%.1f%%), %.1f pairs/s, ETA %s",
-                      static_cast<long long>(p.done), static_cast<long long>(p.total),
-                      100.0 * p.done / std::max<std::int64_t>(p.total, 1), rate,
+        std::snprintf(line,
+                      sizeof line,
+                      "pairwise: %lld / %lld pairs (%.1f%%), %.1f pairs/s, ETA %s",
+                      static_cast<long long>(p.done),
+                      static_cast<long long>(p.total),
+                      100.0 * p.done / std::max<std::int64_t>(p.total, 1),
+                      rate,
                       format_seconds(eta).c_str());
         std::cerr << (tty ? "\r" : "") << line << (tty ? "\033[K" : "\n") << std::flush;
       };
@@ -221,8 +225,8 @@ int run_pairwise_command(int argc, char** argv) {
     if (!root) return 0;
     if (!quiet) {
       std::cerr << (tty ? "\r\033[K" : "") << "pairwise: " << summary.pairs_computed
-                << " pairs solved in " << format_seconds(summary.seconds) << " ("
-                << summary.ranks << " rank(s) x " << summary.threads << " thread(s))";
+                << " pairs solved in " << format_seconds(summary.seconds) << " (" << summary.ranks
+                << " rank(s) x " << summary.threads << " thread(s))";
       if (summary.pairs_resumed > 0) std::cerr << ", " << summary.pairs_resumed << " resumed";
       if (summary.pairs_pruned > 0) std::cerr << ", " << summary.pairs_pruned << " pruned";
       if (summary.pairs_abnormal > 0) {
