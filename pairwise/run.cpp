@@ -357,12 +357,15 @@ RunSummary run_pairwise(const Collection& collection,
   std::mutex error_mutex, checkpoint_mutex;
   Stopwatch since_checkpoint, since_progress;
   int checkpoints = 0;
+  double write_seconds = 0.0;
   // Rank 0 writes a checkpoint when one is due; one thread at a time, the others keep solving.
   auto maybe_checkpoint = [&] {
     if (!root || since_checkpoint.seconds() < options.checkpoint_seconds) return;
     std::unique_lock<std::mutex> lock(checkpoint_mutex, std::try_to_lock);
     if (!lock.owns_lock() || since_checkpoint.seconds() < options.checkpoint_seconds) return;
+    Stopwatch write_watch;
     write_output(options.output, collection, options, merged(comm.snapshot()));
+    write_seconds += write_watch.seconds();
     ++checkpoints;
     since_checkpoint.reset();
   };
@@ -444,7 +447,9 @@ RunSummary run_pairwise(const Collection& collection,
   if (root) {
     const std::vector<ItemResult> results = comm.snapshot();
     const State final_state = merged(results);
+    Stopwatch write_watch;
     write_output(options.output, collection, options, final_state);
+    summary.checkpoint_write_seconds = write_seconds + write_watch.seconds();
     ++summary.checkpoints;
     for (const ItemResult& r : results) {
       if (r.status == kDone || r.status == kAbnormal) {

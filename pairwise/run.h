@@ -83,6 +83,7 @@ struct RunSummary {
   int ranks = 1;
   int threads = 1;  // per process
   int checkpoints = 0;
+  double checkpoint_write_seconds = 0.0;  // rank 0's time spent writing checkpoints and the output
   double seconds = 0.0;              // wall time of this run
   std::vector<double> pair_seconds;  // per pair solved by this run (rank 0; empty elsewhere)
   std::vector<int> pair_iterations;  // the same pairs' outer iterations

@@ -91,6 +91,7 @@ std::string report_json(const pairwise::RunSummary& s,
       .member("nearest", options.nearest)
       .member("seed", options.seed)
       .member("checkpoints", s.checkpoints)
+      .member("checkpoint_write_seconds", s.checkpoint_write_seconds)
       .member("seconds", s.seconds)
       .member("pairs_per_second",
               s.seconds > 0 ? static_cast<double>(s.pairs_computed) / s.seconds : 0.0);
