@@ -130,6 +130,47 @@ TEST(PairwiseCli, MpirunTwoRanksEqualsOneProcessBitForBit) {
   EXPECT_TRUE(bitwise_equal(matrix(one, "/stderr"), matrix(two, "/stderr")));
 }
 
+TEST(PairwiseCli, MpiRunKilledInOneRankResumesToTheSameMatrix) {
+  if (!GW_TEST_HAS_MPI || std::strlen(GW_MPIRUN) == 0) {
+    GTEST_SKIP() << "this build has no MPI (GWALIGN_MPI) or mpirun is missing";
+  }
+  ScratchDir dir;
+  const std::string input = shapes(dir, 3, 3);
+  const std::string one = dir.file("one.h5"), two = dir.file("two.h5");
+  ASSERT_EQ(gwalign({"pairwise", input, "-o", one, "--threads", "1", "--quiet"}, dir.path()).status,
+            0);
+  ::setenv("OMP_WAIT_POLICY", "passive", 0);
+  const std::vector<std::string> args = {"--allow-run-as-root",
+                                         "--oversubscribe",
+                                         "-np",
+                                         "2",
+                                         GW_CLI_BINARY,
+                                         "pairwise",
+                                         input,
+                                         "-o",
+                                         two,
+                                         "--threads",
+                                         "1",
+                                         "--quiet",
+                                         "--checkpoint-seconds",
+                                         "1e-6",
+                                         "--resume"};
+  // Every rank carries the hook; the first to solve 6 pairs ends itself as kill -9 would, and
+  // mpirun takes the other rank down.
+  ::setenv("GWALIGN_PAIRWISE_ABORT_AFTER", "6", 1);
+  const RunResult killed = run_program(GW_MPIRUN, args, dir.path());
+  ::unsetenv("GWALIGN_PAIRWISE_ABORT_AFTER");
+  EXPECT_NE(killed.status, 0);
+  ASSERT_TRUE(std::filesystem::exists(two)) << killed.err;
+  const io::Reader checkpoint(two);
+  EXPECT_EQ(checkpoint.read_attribute<std::int64_t>("/", "complete").data[0], 0);
+  EXPECT_LT(checkpoint.read_attribute<std::int64_t>("/", "pairs_done").data[0], 36);
+  const RunResult resumed = run_program(GW_MPIRUN, args, dir.path());
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(io::Reader(two).read_attribute<std::int64_t>("/", "complete").data[0], 1);
+  EXPECT_TRUE(bitwise_equal(matrix(one), matrix(two)));
+}
+
 TEST(PairwiseCli, BadCollectionsExitWithSysexitsCodesAndWriteNothing) {
   ScratchDir dir;
   const std::string out = dir.file("out.h5");
