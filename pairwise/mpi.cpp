@@ -184,7 +184,18 @@ void MpiSession::abort_all(int code) {
 
 bool mpi_compiled() { return false; }
 
-MpiSession::MpiSession(int*, char***) {}
+// Without MPI, N processes started by mpirun would each compute every pair and race for the
+// output; refuse instead.
+MpiSession::MpiSession(int*, char***) {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = std::getenv(name);
+    GW_CHECK_CODE(value == nullptr || std::atoi(value) <= 1,
+                  ErrorCode::kNotCompiled,
+                  "this gwalign was built without MPI, but runs as one of "
+                      << value << " MPI processes; rebuild with MPI (Debian: libopenmpi-dev, "
+                      << "cmake -DGWALIGN_MPI=ON) or run one process with --threads");
+  }
+}
 MpiSession::~MpiSession() = default;
 void MpiSession::abort_all(int) {}
 

@@ -21,7 +21,8 @@ class MpiSession {
  public:
   // Initializes MPI when the build has it and the process was started by an MPI launcher
   // (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK in the environment); otherwise inactive, and a
-  // single process runs as rank 0 of 1.
+  // single process runs as rank 0 of 1. A build without MPI started as one of several MPI
+  // processes throws kNotCompiled (each would otherwise compute every pair).
   MpiSession(int* argc, char*** argv);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;

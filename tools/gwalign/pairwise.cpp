@@ -161,7 +161,10 @@ int run_pairwise_command(int argc, char** argv) {
     cli.positional_help("COLLECTION -o OUT.h5");
     const auto flags = cli.parse(argc, argv);
     if (flags.count("help")) {
-      if (root) std::cout << cli.help() << kPairwiseHelp;
+      if (root) {
+        std::cout << cli.help() << kPairwiseHelp << "\nThis build "
+                  << (pairwise::mpi_compiled() ? "has" : "does not have") << " MPI.\n";
+      }
       return 0;
     }
     GW_CHECK(flags.unmatched().empty(),
