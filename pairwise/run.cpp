@@ -355,31 +355,32 @@ RunSummary run_pairwise(const Collection& collection,
   std::string error_message;
   ErrorCode error_code = ErrorCode::kInternal;
   std::mutex error_mutex, checkpoint_mutex;
-  Stopwatch since_checkpoint, since_progress;
+  // Deadlines in seconds of `watch` (read by every worker, moved on by the one that acts).
+  std::atomic<double> next_checkpoint{options.checkpoint_seconds}, next_progress{1.0};
   int checkpoints = 0;
   double write_seconds = 0.0;
   // Rank 0 writes a checkpoint when one is due; one thread at a time, the others keep solving.
   auto maybe_checkpoint = [&] {
-    if (!root || since_checkpoint.seconds() < options.checkpoint_seconds) return;
+    if (!root || watch.seconds() < next_checkpoint.load()) return;
     std::unique_lock<std::mutex> lock(checkpoint_mutex, std::try_to_lock);
-    if (!lock.owns_lock() || since_checkpoint.seconds() < options.checkpoint_seconds) return;
+    if (!lock.owns_lock() || watch.seconds() < next_checkpoint.load()) return;
     Stopwatch write_watch;
     write_output(options.output, collection, options, merged(comm.snapshot()));
     write_seconds += write_watch.seconds();
     ++checkpoints;
-    since_checkpoint.reset();
+    next_checkpoint.store(watch.seconds() + options.checkpoint_seconds);
   };
   auto maybe_progress = [&] {
-    if (!root || !options.progress || since_progress.seconds() < 1.0) return;
+    if (!root || !options.progress || watch.seconds() < next_progress.load()) return;
     std::unique_lock<std::mutex> lock(checkpoint_mutex, std::try_to_lock);
-    if (!lock.owns_lock() || since_progress.seconds() < 1.0) return;
+    if (!lock.owns_lock() || watch.seconds() < next_progress.load()) return;
     RunProgress progress;
     progress.done_this_run = comm.recorded();
     progress.done = resumed + progress.done_this_run;
     progress.total = index.total();
     progress.elapsed_seconds = watch.seconds();
     options.progress(progress);
-    since_progress.reset();
+    next_progress.store(watch.seconds() + 1.0);
   };
 
   // One thread per pair: the solver's own parallel regions (e.g. its two concurrent distance
@@ -443,7 +444,7 @@ RunSummary run_pairwise(const Collection& collection,
   comm.barrier();
 
   summary.seconds = watch.seconds();
-  summary.checkpoints = checkpoints;
+  summary.checkpoints = checkpoints;  // the workers have joined: no lock needed
   if (root) {
     const std::vector<ItemResult> results = comm.snapshot();
     const State final_state = merged(results);
