@@ -52,7 +52,7 @@ run_asan() {
 # The test binaries of the threading stage. They are run directly rather than through a ctest
 # label: gwalign_add_test passes one label through gtest discovery.
 TSAN_TESTS=(solver/test_solver_threads sinkhorn/test_sinkhorn distances/test_distances
-  graph/test_graph cellgraph/test_cellgraph)
+  graph/test_graph cellgraph/test_cellgraph pairwise/test_pairwise)
 # Left out under clang: FastExp.RowKernelMatchesStdExp2 checks the float exp2 kernel to 4 ulps,
 # which holds for GCC's code but not for clang 14's (26-44 ulps measured, same source): a numerics
 # question for the kernel (sinkhorn/fast_exp_impl.h), not a threading one; the GCC builds run it.
