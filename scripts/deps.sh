@@ -17,6 +17,9 @@ gwalign_install_deps() {
     # Debian 12 it is 164 packages, 48 MB to download and 543 MB installed.
     pybind11-dev python3-dev python3-pytest python3-pip python3-setuptools python3-wheel
     python3-tqdm python3-matplotlib
+    # `gwalign pairwise` across MPI ranks (GWALIGN_MPI=AUTO builds it when these are present) and
+    # the BLAS that POT's exact GW uses in bench/peers/pairwise_pot.py.
+    libopenmpi-dev openmpi-bin libopenblas0-pthread
   )
   local missing=()
   for p in "${packages[@]}"; do

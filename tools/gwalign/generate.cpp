@@ -8,13 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "datagen/shapes.h"
 #include "datagen/spiral.h"
 #include "io/h5ad.h"
 #include "io/hdf5.h"
+#include "pairwise/collection.h"
 
 namespace gw::cli {
 namespace {
@@ -24,6 +27,11 @@ Data (bench/README.md, spiral): r = linspace(0.3, 1.0, n), theta = linspace(0, 9
   spiral     2-D: x = (r + e0) cos(theta), y = (r + e1) sin(theta), e ~ N(0, noise^2)
   swissroll  3-D: the same spiral with its own noise, coordinates (x, h, y), h ~ U(0, 1)
 The ground truth is theta of each point. Same kind, n, seed and noise: the same file contents.
+
+  shapes     a collection for 'gwalign pairwise': --classes C base shapes (closed 3-D curves from
+             random Fourier modes), --per-class P copies each, every copy resampled (100-200
+             points along the curve), randomly rotated and noised (--noise, default 0.03 here);
+             written as /spaces/<i>/points (n_i x 3) with the class of each copy in /labels
 
 Formats:
   h5    /points (n x d float64), /angles (n float64); attributes kind, n, seed, noise, version
@@ -39,6 +47,7 @@ Examples:
   gwalign generate spiral --n 2000 --seed 1 -o spiral.h5ad
   gwalign align spiral.h5ad roll.h5ad --rep obsm:X_spatial -o plan.h5
   gwalign generate swissroll --n 200000 --seed 2 --embed 30 -o roll.h5ad
+  gwalign generate shapes --classes 5 --per-class 20 --seed 0 -o shapes.h5
 )";
 
 // An n x dims float32 embedding of the d-D points: x Q with Q a d x dims matrix of orthonormal
@@ -73,6 +82,42 @@ std::vector<float> orthonormal_embedding(const datagen::PointSet& set, Index dim
   return out;
 }
 
+int generate_shapes(const cxxopts::ParseResult& flags) {
+  GW_CHECK(flags.count("classes") && flags.count("per-class"),
+           "give the collection's size: gwalign generate shapes --classes C --per-class P -o FILE");
+  GW_CHECK(!flags.count("n") && !flags.count("format") && !flags.count("embed"),
+           "--n, --format and --embed are for spiral / swissroll; shapes takes --classes, "
+           "--per-class, --min-points and --max-points");
+  datagen::ShapesOptions options;
+  options.classes = flags["classes"].as<int>();
+  options.per_class = flags["per-class"].as<int>();
+  options.min_points = flags["min-points"].as<Index>();
+  options.max_points = flags["max-points"].as<Index>();
+  options.seed = flags["seed"].as<std::uint64_t>();
+  if (flags.count("noise")) options.noise = flags["noise"].as<double>();
+  const std::vector<datagen::ShapeCopy> copies = datagen::shape_classes(options);
+  std::vector<pairwise::PointCloud> clouds;
+  std::vector<std::int64_t> labels;
+  for (const datagen::ShapeCopy& copy : copies) {
+    clouds.push_back({copy.n, 3, copy.points});
+    labels.push_back(copy.label);
+  }
+  const std::string output = flags["output"].as<std::string>();
+  pairwise::write_point_collection(output,
+                                   clouds,
+                                   labels,
+                                   {{"kind", "shapes"},
+                                    {"classes", std::to_string(options.classes)},
+                                    {"per_class", std::to_string(options.per_class)},
+                                    {"seed", std::to_string(options.seed)},
+                                    {"noise", format_number(options.noise)},
+                                    {"generator", "gwalign " GW_VERSION_STRING " generate"}});
+  std::cout << "wrote " << output << ": " << clouds.size() << " shapes (" << options.classes
+            << " classes x " << options.per_class << ", " << options.min_points << "-"
+            << options.max_points << " points each, seed " << options.seed << ")\n";
+  return 0;
+}
+
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -84,7 +129,7 @@ int run_generate(int argc, char** argv) {
                        "benchmark, with ground-truth angles.");
   // clang-format off
   cli.add_options()
-      ("kind", "spiral | swissroll", cxxopts::value<std::string>())
+      ("kind", "spiral | swissroll | shapes", cxxopts::value<std::string>())
       ("n", "number of points", cxxopts::value<Index>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("noise", "standard deviation of the radial noise", cxxopts::value<double>()
@@ -93,6 +138,12 @@ int run_generate(int argc, char** argv) {
       ("format", "h5 | h5ad (default: from the output name)", cxxopts::value<std::string>())
       ("embed", "h5ad only: also write obsm/X_pca, the points in this many dimensions (0: none)",
        cxxopts::value<Index>()->default_value("0"))
+      ("classes", "shapes: number of base shapes", cxxopts::value<int>())
+      ("per-class", "shapes: copies per base shape", cxxopts::value<int>())
+      ("min-points", "shapes: fewest points of a copy", cxxopts::value<Index>()
+       ->default_value("100"))
+      ("max-points", "shapes: most points of a copy", cxxopts::value<Index>()
+       ->default_value("200"))
       ("h,help", "print this help");
   // clang-format on
   cli.parse_positional({"kind"});
@@ -106,11 +157,16 @@ int run_generate(int argc, char** argv) {
            "unexpected argument '" << flags.unmatched().front()
                                    << "'; usage: gwalign generate spiral|swissroll --n N -o FILE");
   GW_CHECK(flags.count("kind"), "give the kind: gwalign generate spiral|swissroll --n N -o FILE");
+  GW_CHECK(flags.count("output"), "give the output file with -o FILE.h5 (or .h5ad)");
+  if (flags["kind"].as<std::string>() == "shapes") return generate_shapes(flags);
+  GW_CHECK(!flags.count("classes") && !flags.count("per-class") && !flags.count("min-points") &&
+               !flags.count("max-points"),
+           "--classes, --per-class, --min-points and --max-points are for shapes only");
   GW_CHECK(flags.count("n"), "give the number of points with --n N");
   GW_CHECK(flags.count("output"), "give the output file with -o FILE.h5 (or .h5ad)");
   const std::string kind = flags["kind"].as<std::string>();
   GW_CHECK(kind == "spiral" || kind == "swissroll",
-           "kind must be spiral or swissroll, got '" << kind << "'");
+           "kind must be spiral, swissroll or shapes, got '" << kind << "'");
   const Index n = flags["n"].as<Index>();
   GW_CHECK(n >= 2, "--n must be >= 2, got " << n);
   const double noise = flags["noise"].as<double>();

@@ -1,0 +1,209 @@
+// `gwalign generate shapes` and `gwalign pairwise` through the built binary: outputs, reports,
+// exit codes, the kill-and-resume hook, and MPI ranks against one process.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+#include "io/hdf5.h"
+
+namespace gw::cli::test {
+namespace {
+
+using gw::test::ScratchDir;
+
+std::vector<double> matrix(const std::string& path, const char* name = "/distances") {
+  return io::Reader(path).read_array<double>(name, 2).data;
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+std::string shapes(const ScratchDir& dir, int classes = 2, int per_class = 3) {
+  const std::string path = dir.file("shapes.h5");
+  const RunResult r = gwalign({"generate",
+                               "shapes",
+                               "--classes",
+                               std::to_string(classes),
+                               "--per-class",
+                               std::to_string(per_class),
+                               "--seed",
+                               "2",
+                               "--min-points",
+                               "30",
+                               "--max-points",
+                               "50",
+                               "-o",
+                               path},
+                              dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  return path;
+}
+
+TEST(PairwiseCli, GeneratedShapesGetACompleteMatrixAndAReport) {
+  ScratchDir dir;
+  const std::string input = shapes(dir);
+  const io::Reader collection(input);
+  EXPECT_EQ(collection.list("/spaces").size(), 6u);
+  EXPECT_EQ(collection.read_array<std::int64_t>("/labels", 1).data,
+            (std::vector<std::int64_t>{0, 0, 0, 1, 1, 1}));
+  const std::string out = dir.file("d.h5"), report = dir.file("r.json");
+  const RunResult r =
+      gwalign({"pairwise", input, "-o", out, "--threads", "2", "--json", report}, dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("15 pairs solved"), std::string::npos) << r.err;
+  const auto json = parse_json(read_text(report));
+  EXPECT_EQ(json["pairs_computed"], 15);
+  EXPECT_EQ(json["complete"], true);
+  EXPECT_EQ(json["pair_seconds"]["count"], 15);
+  EXPECT_GT(json["pair_seconds"]["p90"].get<double>(), 0.0);
+  EXPECT_EQ(io::Reader(out).read_attribute<std::int64_t>("/", "complete").data[0], 1);
+}
+
+TEST(PairwiseCli, KilledRunResumedWithTheSameCommandEqualsAnUninterruptedRun) {
+  ScratchDir dir;
+  const std::string input = shapes(dir);
+  const std::string full = dir.file("full.h5"), killed = dir.file("killed.h5");
+  ASSERT_EQ(gwalign({"pairwise", input, "-o", full, "--quiet"}, dir.path()).status, 0);
+  const std::vector<std::string> args = {"pairwise",
+                                         input,
+                                         "-o",
+                                         killed,
+                                         "--threads",
+                                         "1",
+                                         "--checkpoint-seconds",
+                                         "1e-6",
+                                         "--quiet",
+                                         "--resume"};
+  ::setenv("GWALIGN_PAIRWISE_ABORT_AFTER", "8", 1);
+  const RunResult aborted = gwalign(args, dir.path());
+  ::unsetenv("GWALIGN_PAIRWISE_ABORT_AFTER");
+  EXPECT_EQ(aborted.status, 137);
+  EXPECT_EQ(io::Reader(killed).read_attribute<std::int64_t>("/", "pairs_done").data[0], 7);
+  const std::string report = dir.file("resume.json");
+  std::vector<std::string> resume = args;
+  resume.insert(resume.end(), {"--json", report});
+  const RunResult resumed = gwalign(resume, dir.path());
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto json = parse_json(read_text(report));
+  EXPECT_EQ(json["pairs_resumed"], 7);
+  EXPECT_EQ(json["pairs_computed"], 8);
+  EXPECT_TRUE(bitwise_equal(matrix(full), matrix(killed)));
+}
+
+TEST(PairwiseCli, MpirunTwoRanksEqualsOneProcessBitForBit) {
+  if (!GW_TEST_HAS_MPI || std::strlen(GW_MPIRUN) == 0) {
+    GTEST_SKIP() << "this build has no MPI (GWALIGN_MPI) or mpirun is missing";
+  }
+  ScratchDir dir;
+  const std::string input = shapes(dir, 3, 3);
+  const std::string one = dir.file("one.h5"), two = dir.file("two.h5");
+  ASSERT_EQ(gwalign({"pairwise", input, "-o", one, "--threads", "1", "--quiet"}, dir.path()).status,
+            0);
+  ::setenv("OMP_WAIT_POLICY", "passive", 0);
+  const std::string report = dir.file("two.json");
+  const RunResult r = run_program(GW_MPIRUN,
+                                  {"--allow-run-as-root",
+                                   "--oversubscribe",
+                                   "-np",
+                                   "2",
+                                   GW_CLI_BINARY,
+                                   "pairwise",
+                                   input,
+                                   "-o",
+                                   two,
+                                   "--threads",
+                                   "1",
+                                   "--quiet",
+                                   "--json",
+                                   report},
+                                  dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(parse_json(read_text(report))["ranks"], 2);
+  EXPECT_TRUE(bitwise_equal(matrix(one), matrix(two)));
+  EXPECT_TRUE(bitwise_equal(matrix(one, "/stderr"), matrix(two, "/stderr")));
+}
+
+TEST(PairwiseCli, MpiRunKilledInOneRankResumesToTheSameMatrix) {
+  if (!GW_TEST_HAS_MPI || std::strlen(GW_MPIRUN) == 0) {
+    GTEST_SKIP() << "this build has no MPI (GWALIGN_MPI) or mpirun is missing";
+  }
+  ScratchDir dir;
+  const std::string input = shapes(dir, 3, 3);
+  const std::string one = dir.file("one.h5"), two = dir.file("two.h5");
+  ASSERT_EQ(gwalign({"pairwise", input, "-o", one, "--threads", "1", "--quiet"}, dir.path()).status,
+            0);
+  ::setenv("OMP_WAIT_POLICY", "passive", 0);
+  const std::vector<std::string> args = {"--allow-run-as-root",
+                                         "--oversubscribe",
+                                         "-np",
+                                         "2",
+                                         GW_CLI_BINARY,
+                                         "pairwise",
+                                         input,
+                                         "-o",
+                                         two,
+                                         "--threads",
+                                         "1",
+                                         "--quiet",
+                                         "--checkpoint-seconds",
+                                         "1e-6",
+                                         "--resume"};
+  // Every rank carries the hook; the first to solve 6 pairs ends itself as kill -9 would, and
+  // mpirun takes the other rank down.
+  ::setenv("GWALIGN_PAIRWISE_ABORT_AFTER", "6", 1);
+  const RunResult killed = run_program(GW_MPIRUN, args, dir.path());
+  ::unsetenv("GWALIGN_PAIRWISE_ABORT_AFTER");
+  EXPECT_NE(killed.status, 0);
+  ASSERT_TRUE(std::filesystem::exists(two)) << killed.err;
+  const io::Reader checkpoint(two);
+  EXPECT_EQ(checkpoint.read_attribute<std::int64_t>("/", "complete").data[0], 0);
+  EXPECT_LT(checkpoint.read_attribute<std::int64_t>("/", "pairs_done").data[0], 36);
+  const RunResult resumed = run_program(GW_MPIRUN, args, dir.path());
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(io::Reader(two).read_attribute<std::int64_t>("/", "complete").data[0], 1);
+  EXPECT_TRUE(bitwise_equal(matrix(one), matrix(two)));
+}
+
+TEST(PairwiseCli, BadCollectionsExitWithSysexitsCodesAndWriteNothing) {
+  ScratchDir dir;
+  const std::string out = dir.file("out.h5");
+  RunResult r = gwalign({"pairwise", dir.file("missing.h5"), "-o", out}, dir.path());
+  EXPECT_EQ(r.status, 66) << r.err;
+  {
+    io::Writer file(dir.file("nospaces.h5"));
+    const std::vector<double> x(4, 1.0);
+    const std::int64_t shape[2] = {2, 2};
+    file.write_array<double>("/X", std::span<const double>(x), shape);
+    file.commit();
+  }
+  r = gwalign({"pairwise", dir.file("nospaces.h5"), "-o", out}, dir.path());
+  EXPECT_EQ(r.status, 66) << r.err;
+  EXPECT_NE(r.err.find("/spaces"), std::string::npos) << r.err;
+  {
+    io::Writer file(dir.file("one.h5"));
+    const std::vector<double> x = {0, 0, 1, 0, 0, 1};
+    const std::int64_t shape[2] = {3, 2};
+    file.write_array<double>("/spaces/0/points", std::span<const double>(x), shape);
+    file.commit();
+  }
+  r = gwalign({"pairwise", dir.file("one.h5"), "-o", out}, dir.path());
+  EXPECT_EQ(r.status, 65) << r.err;
+  EXPECT_NE(r.err.find("at least 2"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // An existing output is never overwritten without --resume.
+  const std::string input = shapes(dir, 1, 2);
+  ASSERT_EQ(gwalign({"pairwise", input, "-o", out, "--quiet"}, dir.path()).status, 0);
+  r = gwalign({"pairwise", input, "-o", out, "--quiet"}, dir.path());
+  EXPECT_EQ(r.status, 73) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gw::cli::test
