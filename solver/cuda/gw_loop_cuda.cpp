@@ -1,8 +1,9 @@
 // The sampled GW loop on a CUDA device (docs/architecture.md section 2), step for step the loop of
 // gw_loop_cpu.cpp: same uniforms (Rng(seed, 1)), same providers and clamping on the host, same
 // augmented-factor GEMM, EMA / fused blends, slack layout, warm-started Sinkhorn, momentum blend,
-// stopping rules, progress callback and Result fields. Compiled only in CUDA builds
-// (gw_loop_cuda_stub.cpp otherwise).
+// stopping rules, progress callback and Result fields. Compiled into every build; without CUDA
+// run_cuda_loop throws ErrorCode::kNotCompiled (the pattern of every CUDA class: one file, the
+// device code under GW_HAS_CUDA).
 //
 // Where the data lives. Device, allocated once per solve (Real = float32 in mixed precision):
 //   Lambda (n+1)(k+1) Real, T n k Real, T_new (n+1)(k+1) Real, [EMA of Lambda n k Real],
@@ -26,6 +27,13 @@
 //
 // Determinism: no atomics in any reduction (fixed-order block reductions, cuBLAS on one stream),
 // so the same seed on the same device and build reproduces the plan bitwise.
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "solver/solver_impl.h"
+
+#if GW_HAS_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -34,11 +42,9 @@
 #include <cstddef>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "core/context.h"
 #include "core/cuda/cuda_util.h"
-#include "core/error.h"
 #include "core/timer.h"
 #include "sampling/cuda_sampling.h"
 #include "sampling/sampling.h"
@@ -46,7 +52,6 @@
 #include "sinkhorn/sinkhorn.h"
 #include "solver/cuda/gw_loop_kernels.cuh"
 #include "solver/loop_driver_impl.h"
-#include "solver/solver_impl.h"
 
 #define GW_CUBLAS_CHECK(call)                                                                 \
   do {                                                                                        \
@@ -627,3 +632,17 @@ void run_cuda_loop(PreparedProblem& problem,
 }
 
 }  // namespace gw::detail
+
+#else  // !GW_HAS_CUDA
+
+namespace gw::detail {
+
+void run_cuda_loop(PreparedProblem&, const Options&, std::vector<double>&, Result&) {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "backend 'cuda' requested but this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use --backend cpu");
+}
+
+}  // namespace gw::detail
+
+#endif  // GW_HAS_CUDA
