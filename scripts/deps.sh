@@ -17,6 +17,8 @@ gwalign_install_deps() {
     # Debian 12 it is 164 packages, 48 MB to download and 543 MB installed.
     pybind11-dev python3-dev python3-pytest python3-pip python3-setuptools python3-wheel
     python3-tqdm python3-matplotlib
+    # The exact GW solver's network simplex (solver/linear_ot.cpp).
+    liblemon-dev
   )
   local missing=()
   for p in "${packages[@]}"; do

@@ -148,6 +148,29 @@ void add_solver_options(cxxopts::Options& options) {
        with_default<Index>(d.support_cells))
       ("support-regrow-every", "iterations between re-growths of the sparse support (0: never)",
        with_default(d.support_regrow_every));
+  options.add_options("Solver choice and exact gradient")
+      ("solver", "auto | sampled | exact (auto: exact when n^2 k + n k^2 <= --exact-max-work and "
+                 "the problem is balanced, on the CPU, with a dense plan; sampled otherwise)",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.solver))))
+      ("exact-max-work", "largest n^2 k + n k^2 for which --solver auto picks exact",
+       with_default(d.exact_max_work))
+      ("exact-method", "hybrid | cg | mirror (hybrid: mirror descent, or the sampled loop on "
+                       "large problems, to reach the basin, then conditional gradient)",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.exact_method))))
+      ("exact-max-iter", "conditional-gradient iterations per start",
+       with_default(d.exact_max_iterations))
+      ("exact-tol", "stop conditional gradient when the Frank-Wolfe gap or the objective's "
+                    "decrease is below this fraction of the objective",
+       with_default(d.exact_tolerance))
+      ("mirror-iter", "exact mirror-descent iterations (--exact-method mirror, hybrid)",
+       with_default(d.mirror_iterations))
+      ("mirror-eps", "first epsilon of the mirror-descent schedule", with_default(d.mirror_epsilon))
+      ("mirror-eps-final", "last epsilon of the mirror-descent schedule",
+       with_default(d.mirror_epsilon_final))
+      ("starts", "starts of the exact solver (profiles, product, profile-vertex); the lowest "
+                 "objective is kept", with_default(d.starts))
+      ("start-budget", "seconds within which further starts may begin",
+       with_default(d.start_time_budget));
   // clang-format on
 }
 
@@ -256,6 +279,23 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.support_cells = flags["support-cells"].as<Index>();
   o.support_regrow_every = flags["support-regrow-every"].as<int>();
 
+  const std::string solver = flags["solver"].as<std::string>();
+  const auto parsed_solver = solver_kind_from_string(solver);
+  GW_CHECK(parsed_solver, "--solver must be auto, sampled or exact, got '" << solver << "'");
+  o.solver = *parsed_solver;
+  o.exact_max_work = flags["exact-max-work"].as<double>();
+  const std::string method = flags["exact-method"].as<std::string>();
+  const auto parsed_method = exact_method_from_string(method);
+  GW_CHECK(parsed_method, "--exact-method must be hybrid, cg or mirror, got '" << method << "'");
+  o.exact_method = *parsed_method;
+  o.exact_max_iterations = flags["exact-max-iter"].as<int>();
+  o.exact_tolerance = flags["exact-tol"].as<double>();
+  o.mirror_iterations = flags["mirror-iter"].as<int>();
+  o.mirror_epsilon = flags["mirror-eps"].as<double>();
+  o.mirror_epsilon_final = flags["mirror-eps-final"].as<double>();
+  o.starts = flags["starts"].as<int>();
+  o.start_time_budget = flags["start-budget"].as<double>();
+
   check_inert_flags(flags, o);
   std::string why;
   GW_CHECK(o.is_valid(&why), "invalid option: " << why << " (see --help)");
@@ -292,6 +332,14 @@ void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
   for (const char* flag : {"support-size", "support-cells", "support-regrow-every"}) {
     reject_if(o.support == Support::kDense, flag, "with --support dense; drop one of them");
   }
+  // The exact solver's settings do nothing when the sampled solver is requested, and the
+  // threshold only tunes --solver auto.
+  for (const char* flag : {"exact-method", "exact-max-iter", "exact-tol", "mirror-iter",
+                           "mirror-eps", "mirror-eps-final", "starts", "start-budget"}) {
+    reject_if(o.solver == SolverKind::kSampled, flag, "with --solver sampled; drop one of them");
+  }
+  reject_if(o.solver != SolverKind::kAuto, "exact-max-work",
+            "without --solver auto (it sets auto's threshold)");
   // With an explicit --mode, the settings of the other modes and of auto do nothing.
   if (o.distance_mode) {
     const std::string mode(to_string(*o.distance_mode));
