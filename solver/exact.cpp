@@ -22,6 +22,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/timer.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/exact.h"
@@ -48,6 +49,9 @@ double step_from_coefficients(double a, double b) {
   return a + b <= 0.0 ? 1.0 : 0.0;  // concave or linear along the segment: an end point
 }
 
+// The finest relative decrease of F that conditional gradient on float32 products tests for.
+constexpr double kFloatRelativeTolerance = 1e-6;
+
 template <typename S>
 class ExactGw {
  public:
@@ -65,12 +69,16 @@ class ExactGw {
         p_(p.begin(), p.end()),
         q_(q.begin(), q.end()),
         w_(fused_weight) {
+    feature_ptr_ = feature;
     if (feature != nullptr && w_ > 0.0) {
       feature_ = Eigen::Map<const Mat<double>>(feature, n_, k_).template cast<S>();
     }
   }
 
   Index n() const { return n_; }
+  const Mat<S>& dx() const { return dx_; }
+  const Mat<S>& dy() const { return dy_; }
+  const double* feature_f64() const { return feature_ptr_; }
   Index k() const { return k_; }
   const Mat<S>& plan() const { return t_; }
   // The plan for in-place writes; call update_product() after changing it.
@@ -267,6 +275,7 @@ class ExactGw {
   Mat<S> t_, a_, v_, grad_, z_, zt_;
   Eigen::VectorXd r_, c_, rx_, cy_;
   double loss_ = 0.0;
+  const double* feature_ptr_ = nullptr;
 };
 
 Vertex to_vertex(LinearOtPlan&& lp) {
@@ -336,7 +345,9 @@ class ExactRunner {
   // support and duals seed the next linear OT). Sets out.done when a stopping test fired.
   void conditional_gradient(StartOutcome& out, int budget) {
     double objective = gw_.objective();
-    const double tol = opt_.exact_tolerance;
+    const double tol = std::is_same_v<S, double>
+                           ? opt_.exact_tolerance
+                           : std::max(opt_.exact_tolerance, kFloatRelativeTolerance);
     out.termination = Termination::kMaxIterations;
     out.message = "conditional gradient ran exact_max_iterations = " +
                   std::to_string(opt_.exact_max_iterations) + " iterations";
@@ -370,10 +381,18 @@ class ExactRunner {
         break;
       }
       gw_.step(vertex, alpha);
-      const double next = gw_.objective();
+      double next = gw_.objective();  // also refreshes the marginal terms of the next gradient
+      if constexpr (!std::is_same_v<S, double>) {
+        // float32 products resolve F to ~1e-6 relative only; the quadratic model of the step,
+        // evaluated in double, tracks it without that noise (and never increases).
+        next = objective + alpha * coef.first + alpha * alpha * coef.second;
+      }
       ++out.iterations;
       ++out.cg_iterations;
-      record(out, next, gap, 0.0, 0);
+      if (!record(out, next, gap, 0.0, 0)) {
+        objective = next;
+        break;
+      }
       const double decrease = objective - next;
       objective = next;
       out.previous = std::move(vertex);
@@ -443,22 +462,28 @@ class ExactRunner {
       }
       const double next = gw_.objective();
       ++out.iterations;
-      record(out, next, std::abs(objective - next), eps, sr.iterations);
+      const bool go_on = record(out, next, std::abs(objective - next), eps, sr.iterations);
       objective = next;
+      if (!go_on) break;
     }
     out.objective = objective;
     out.loss = gw_.loss();
+    if (cancelled_) return;
     out.termination = Termination::kMaxIterations;
     out.message = "mirror descent ran " + std::to_string(out.iterations) + " iterations";
   }
 
- private:
   static std::string format_double(double v) {
     char buffer[32];
     std::snprintf(buffer, sizeof(buffer), "%.3g", v);
     return buffer;
   }
-  void record(StartOutcome& out, double objective, double change, double eps, int inner) {
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  // Appends an iteration to the log and reports it to the progress callback; false when the
+  // callback asked to stop (then out is marked cancelled).
+  bool record(StartOutcome& out, double objective, double change, double eps, int inner) {
     IterationRecord rec;
     rec.iteration = static_cast<int>(out.log.size()) + 1;
     rec.cost = objective;
@@ -468,6 +493,19 @@ class ExactRunner {
     rec.sinkhorn_error = std::numeric_limits<double>::quiet_NaN();
     rec.seconds = watch_.seconds();
     out.log.push_back(rec);
+    if (opt_.progress) {
+      const Progress progress{
+          rec.iteration, opt_.exact_max_iterations, objective, change, eps, rec.seconds};
+      if (!opt_.progress(progress)) {
+        cancelled_ = true;
+        out.done = true;
+        out.termination = Termination::kCancelled;
+        out.message =
+            "cancelled by the progress callback at iteration " + std::to_string(rec.iteration);
+        return false;
+      }
+    }
+    return true;
   }
 
   PreparedProblem& pb_;
@@ -475,6 +513,7 @@ class ExactRunner {
   ExactGw<S>& gw_;
   Result& result_;
   Stopwatch watch_;
+  bool cancelled_ = false;
 };
 
 // The exact first-lower-bound start: network-simplex OT between the nodes' distance profiles
@@ -535,6 +574,14 @@ void run_exact_typed(PreparedProblem& pb,
   const bool mirror = options.exact_method == ExactMethod::kMirrorDescent;
   const bool sampled_basin =
       options.exact_method == ExactMethod::kHybrid && work > options.hybrid_sampled_work;
+  // The sampled basin phase: a short schedule (epsilon decays over it), no polishing (the
+  // conditional-gradient iterations polish exactly).
+  Options basin_options = options;
+  basin_options.max_iterations = std::min(options.max_iterations, options.hybrid_basin_iterations);
+  basin_options.min_iterations = std::min(options.min_iterations, basin_options.max_iterations);
+  basin_options.epsilon_decay_iterations =
+      std::min(options.epsilon_decay_iterations, basin_options.max_iterations);
+  basin_options.polish_iterations = 0;
   // With several starts, each runs `probe` iterations first; the best one then runs to the end.
   const int probe = names.size() > 1 && !mirror ? options.start_probe_iterations : 0;
 
@@ -543,6 +590,7 @@ void run_exact_typed(PreparedProblem& pb,
   std::vector<StartOutcome> outcomes;
   std::vector<std::vector<double>> probe_plans;
   for (std::size_t s = 0; s < names.size(); ++s) {
+    if (runner.cancelled()) break;
     if (s > 0 && watch.seconds() + first_seconds > options.start_time_budget) break;
     Stopwatch start_watch;
     const std::string& name = names[s];
@@ -575,7 +623,7 @@ void run_exact_typed(PreparedProblem& pb,
         basin.window = LoopWindow{};
         Result sampled;
         std::vector<double> sampled_plan;
-        run_cpu_loop(basin, options, sampled_plan, sampled);
+        run_cpu_loop(basin, basin_options, sampled_plan, sampled);
         for (const auto& [phase, seconds] : sampled.timings.entries()) {
           result.timings.add("basin_" + phase, seconds);
         }
@@ -622,6 +670,19 @@ void run_exact_typed(PreparedProblem& pb,
   // The loss of the kept plan, exactly (dense matrices at hand); solve() keeps it when the plan
   // needs no rounding (conditional-gradient plans are convex combinations of vertices).
   result.gw_loss = kept.loss;
+  if constexpr (!std::is_same_v<S, double>) {
+    // The float32 run's loss, recomputed in float64 for the report.
+    ScopedPhase phase(result.timings, "loss");
+    ExactGw<double> exact(gw.dx().template cast<double>(),
+                          gw.dy().template cast<double>(),
+                          pb.p,
+                          pb.q,
+                          gw.feature_f64(),
+                          w);
+    exact.set_plan(plan);
+    result.gw_cost_estimate = exact.objective();
+    result.gw_loss = exact.loss();
+  }
   result.gw_loss_exact = true;
   result.gw_loss_stderr = 0.0;
 }

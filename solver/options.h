@@ -329,6 +329,9 @@ struct Options {
   // kHybrid's basin phase: exact mirror descent when n k (n + k) <= hybrid_sampled_work, else the
   // sampled loop with this Options' sampled settings (cheaper per iteration on large problems).
   double hybrid_sampled_work = 2e9;
+  // The sampled basin phase runs at most this many iterations, with epsilon decaying over them
+  // and no polishing iterations (conditional gradient finishes exactly).
+  int hybrid_basin_iterations = 40;
 
   // Starts of the exact solver, tried in this order while the time allows: the initial_plan
   // (profiles or product), the other one of the two, and "profile-vertex" (the network-simplex
