@@ -307,6 +307,10 @@ struct Options {
   // loss; at 4,000 x 5,000 one exact gradient costs about as much as the whole sampled run.
   SolverKind solver = SolverKind::kAuto;
   double exact_max_work = 3e10;
+  // Why `solver` has its value when a caller resolved kAuto itself (the CLI turns auto into
+  // sampled when a sampled-loop flag is given); Result::solver_reason reports it instead of
+  // "requested". Empty: none.
+  std::string solver_note;
 
   // The exact solver's algorithm. Every method works on dense max-normalized distance matrices
   // (n^2 + k^2 entries, from the sides' providers) and minimizes the fused objective

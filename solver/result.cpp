@@ -97,6 +97,7 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("support_cells", static_cast<std::int64_t>(o.support_cells))
       .member("support_regrow_every", o.support_regrow_every)
       .member("solver", to_string(o.solver))
+      .member("solver_note", o.solver_note)
       .member("exact_max_work", o.exact_max_work)
       .member("exact_method", to_string(o.exact_method))
       .member("exact_max_iterations", o.exact_max_iterations)

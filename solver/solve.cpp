@@ -377,13 +377,13 @@ bool choose_exact(const Problem& problem,
   std::ostringstream why;
   switch (options.solver) {
     case SolverKind::kSampled:
-      *reason = "requested";
+      *reason = options.solver_note.empty() ? "requested" : options.solver_note;
       return false;
     case SolverKind::kExact:
       GW_CHECK_CODE(blocker.empty(), ErrorCode::kUnsupported,
                     "solver = exact does not support " << blocker
                                                        << "; use solver sampled (--solver sampled)");
-      *reason = "requested";
+      *reason = options.solver_note.empty() ? "requested" : options.solver_note;
       return true;
     case SolverKind::kAuto:
       break;

@@ -102,7 +102,8 @@ namespace {
   X(hybrid_basin_iterations)     \
   X(starts)                      \
   X(start_time_budget)           \
-  X(start_probe_iterations)
+  X(start_probe_iterations)      \
+  X(solver_note)
 
 // Enum fields, exposed by name ("dense", "f32", "profiles"); the library's to_string /
 // *_from_string pair converts. distance_mode is optional (None: auto).
