@@ -711,7 +711,10 @@ void run_exact(PreparedProblem& pb,
   // Small problems run on one thread: their GEMMs are too short to share, and the linear OT is
   // sequential anyway (this also keeps many concurrent small solves from oversubscribing cores).
   std::optional<ScopedThreads> single;
-  if (work <= kExactSingleThreadWork) single.emplace(1);
+  if (work <= kExactSingleThreadWork) {
+    single.emplace(1);
+    result.threads = 1;
+  }
   if (options.precision == Precision::kF64 || work <= kExactDoubleWork) {
     run_exact_typed<double>(pb, options, plan, result);
   } else {
