@@ -19,6 +19,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "core/context.h"
 #include "core/error.h"
@@ -49,8 +50,10 @@ double step_from_coefficients(double a, double b) {
   return a + b <= 0.0 ? 1.0 : 0.0;  // concave or linear along the segment: an end point
 }
 
-// The finest relative decrease of F that conditional gradient on float32 products tests for.
-constexpr double kFloatRelativeTolerance = 1e-6;
+// The finest relative decrease of F that conditional gradient on float32 products tests for: the
+// products carry ~1e-7 relative error per entry, and F = r^T dx^2 r + c^T dy^2 c - 2 <A, T> loses
+// about two more digits to cancellation (F is ~1e-3 of either term on the spiral benchmark).
+constexpr double kFloatRelativeTolerance = 1e-5;
 
 template <typename S>
 class ExactGw {
@@ -516,28 +519,112 @@ class ExactRunner {
   bool cancelled_ = false;
 };
 
-// The exact first-lower-bound start: network-simplex OT between the nodes' distance profiles
-// (quantiles of their distance distributions, distance_profile_features) under the squared L2
-// cost, a vertex of the polytope that matches nodes whose distance distributions agree.
-std::vector<double> profile_vertex_plan(const PreparedProblem& pb, const Options& options) {
-  const DistanceProfiles profiles = distance_profile_features(pb, options);
-  const Index n = pb.n, k = pb.k;
-  const int qn = profiles.quantiles;
-  const Eigen::Map<const Mat<float>> a(profiles.source.data(), n, qn),
-      b(profiles.target.data(), k, qn);
-  Mat<double> cost = (-2.0 * a.cast<double>() * b.cast<double>().transpose()).eval();
-  const Eigen::VectorXd an = a.cast<double>().rowwise().squaredNorm();
-  const Eigen::VectorXd bn = b.cast<double>().rowwise().squaredNorm();
-  cost.colwise() += an;
-  cost.rowwise() += bn.transpose();
-  LinearOtPlan lp =
-      solve_linear_ot(std::span<const double>(cost.data(), cost.size()), n, k, pb.p, pb.q);
-  std::vector<double> plan(static_cast<std::size_t>(n) * k, 0.0);
-  for (std::size_t e = 0; e < lp.values.size(); ++e) {
-    plan[static_cast<std::size_t>(lp.rows[e]) * k + lp.cols[e]] += lp.values[e];
+// distance_quantile_profiles (exact.h) on a row-major n x n matrix of either precision: the exact
+// version of what distance_profile_features estimates from sampled anchors.
+template <typename S>
+Mat<double> dense_profiles(const S* d, Index n, std::span<const double> weights, int quantiles) {
+  Mat<double> out(n, quantiles);
+  std::vector<std::pair<double, double>> row(n);
+  for (Index i = 0; i < n; ++i) {
+    const S* di = d + static_cast<std::size_t>(i) * n;
+    for (Index l = 0; l < n; ++l) row[l] = {static_cast<double>(di[l]), weights[l]};
+    std::sort(row.begin(), row.end());
+    double total = 0.0;
+    for (const auto& entry : row) total += entry.second;
+    double cumulative = row[0].second;
+    Index at = 0;
+    for (int q = 0; q < quantiles; ++q) {
+      const double level = (q + 0.5) / quantiles * total;
+      while (cumulative < level && at + 1 < n) cumulative += row[++at].second;
+      out(i, q) = row[at].first;
+    }
   }
-  return plan;
+  return out;
 }
+
+// The distance-profile starts of the exact solver. Both compare the nodes' distance distributions
+// (Memoli's first lower bound) under the cost C_ij = |P_i - R_j|^2 / Q of their quantile
+// profiles: "profiles" is the entropic plan of distance_profile_plan (Sinkhorn at
+// profile_epsilon x mean C, profile_sinkhorn_iterations iterations), "profile-vertex" the exact
+// network-simplex plan. The profiles are exact (every node's whole row) when both sides have at
+// most profile_anchors nodes, else drawn as distance_profile_features draws them.
+template <typename S>
+class ProfileStarts {
+ public:
+  ProfileStarts(const PreparedProblem& pb, const Options& options, const ExactGw<S>& gw)
+      : pb_(pb), options_(options), gw_(gw) {}
+
+  std::vector<double> entropic() {
+    const Mat<double>& c = cost();
+    const Index n = pb_.n, k = pb_.k;
+    std::vector<double> plan(static_cast<std::size_t>(n) * k);
+    const double mean = c.mean();
+    if (!(mean > 0.0)) {  // every profile alike: nothing to prefer, p q^T
+      for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < k; ++j) plan[static_cast<std::size_t>(i) * k + j] = pb_.p[i] * pb_.q[j];
+      return plan;
+    }
+    std::vector<double> f(n, 0.0), g(k, 0.0);
+    SinkhornOptions so;
+    so.max_iterations = options_.profile_sinkhorn_iterations;
+    so.tolerance = 0.0;
+    so.precision = Precision::kF64;
+    so.threads = options_.threads;
+    const CostView view(c.data(), n, k);
+    const double epsilon = options_.profile_epsilon * mean;
+    sinkhorn(view, pb_.p, pb_.q, epsilon, f, g, so);
+    sinkhorn_plan(view, f, g, epsilon, PlanView(plan.data(), n, k), so);
+    double mass = 0.0;
+    for (double t : plan) mass += t;
+    GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass), ErrorCode::kInternal,
+                  "distance-profile start has mass " << mass);
+    for (double& t : plan) t /= mass;
+    return plan;
+  }
+
+  std::vector<double> vertex() {
+    const Mat<double>& c = cost();
+    const Index n = pb_.n, k = pb_.k;
+    LinearOtPlan lp =
+        solve_linear_ot(std::span<const double>(c.data(), c.size()), n, k, pb_.p, pb_.q);
+    std::vector<double> plan(static_cast<std::size_t>(n) * k, 0.0);
+    for (std::size_t e = 0; e < lp.values.size(); ++e) {
+      plan[static_cast<std::size_t>(lp.rows[e]) * k + lp.cols[e]] += lp.values[e];
+    }
+    return plan;
+  }
+
+ private:
+  const Mat<double>& cost() {
+    if (cost_.size() != 0) return cost_;
+    const Index n = pb_.n, k = pb_.k;
+    Mat<double> a, b;
+    const int quantiles = options_.profile_quantiles;
+    if (std::max(n, k) <= options_.profile_anchors) {
+      a = dense_profiles(gw_.dx().data(), n, pb_.p, quantiles);
+      b = dense_profiles(gw_.dy().data(), k, pb_.q, quantiles);
+    } else {
+      const DistanceProfiles profiles = distance_profile_features(pb_, options_);
+      a = Eigen::Map<const Mat<float>>(profiles.source.data(), n, profiles.quantiles)
+              .template cast<double>();
+      b = Eigen::Map<const Mat<float>>(profiles.target.data(), k, profiles.quantiles)
+              .template cast<double>();
+    }
+    const double scale = 1.0 / static_cast<double>(a.cols());
+    cost_ = (-2.0 * scale) * a * b.transpose();
+    const Eigen::VectorXd an = a.rowwise().squaredNorm() * scale;
+    const Eigen::VectorXd bn = b.rowwise().squaredNorm() * scale;
+    cost_.colwise() += an;
+    cost_.rowwise() += bn.transpose();
+    cost_ = cost_.cwiseMax(0.0);
+    return cost_;
+  }
+
+  const PreparedProblem& pb_;
+  const Options& options_;
+  const ExactGw<S>& gw_;
+  Mat<double> cost_;
+};
 
 template <typename S>
 void run_exact_typed(PreparedProblem& pb,
@@ -559,6 +646,7 @@ void run_exact_typed(PreparedProblem& pb,
                 pb.feature_cost ? pb.feature_cost->values.data() : nullptr,
                 w);
   ExactRunner<S> runner(pb, options, gw, result);
+  ProfileStarts<S> profile_starts(pb, options, gw);
 
   // The starts, in order of preference.
   std::vector<std::string> names;
@@ -600,14 +688,14 @@ void run_exact_typed(PreparedProblem& pb,
       if (name == "given") {
         start = pb.initial_plan;
       } else if (name == "profiles") {
-        start = distance_profile_plan(pb, options);
+        start = profile_starts.entropic();
       } else if (name == "product") {
         start.resize(static_cast<std::size_t>(n) * k);
         for (Index i = 0; i < n; ++i)
           for (Index j = 0; j < k; ++j)
             start[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
       } else {
-        start = profile_vertex_plan(pb, options);
+        start = profile_starts.vertex();
       }
     }
     StartOutcome out;
@@ -786,6 +874,18 @@ double gw_line_search(std::span<const double> dx,
   }
   const auto [a, b] = gw.segment(s);
   return detail::step_from_coefficients(a, b);
+}
+
+std::vector<double> distance_quantile_profiles(std::span<const double> d,
+                                               Index n,
+                                               std::span<const double> weights,
+                                               int quantiles) {
+  GW_CHECK(n > 0 && d.size() == static_cast<std::size_t>(n) * n &&
+               weights.size() == static_cast<std::size_t>(n) && quantiles > 0,
+           "distance_quantile_profiles: needs an n x n matrix, n weights and quantiles > 0 (n = "
+               << n << ", quantiles = " << quantiles << ")");
+  const detail::Mat<double> out = detail::dense_profiles(d.data(), n, weights, quantiles);
+  return std::vector<double>(out.data(), out.data() + out.size());
 }
 
 }  // namespace gw

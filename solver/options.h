@@ -214,6 +214,9 @@ struct Options {
   // It is a lower-bound-style start in the spirit of Memoli's FLB: on the spiral benchmark it puts
   // every run in the right basin, where p q^T ends in the mirror optimum (12-15x the GW loss, the
   // same |rho|) for about one seed in three (bench/RESULTS.md). Costs O((n + k) S log S + n k Q).
+  // The exact solver (solver = kExact) uses the exact quantiles of every node's whole distance row
+  // instead (distance_quantile_profiles in exact.h, O((n^2 + k^2) log n)) when both sides have at
+  // most profile_anchors nodes, and solves its "profiles" Sinkhorn in float64.
   InitialPlan initial_plan = InitialPlan::kDistanceProfiles;
   int profile_anchors = 1024;
   int profile_quantiles = 64;
@@ -319,7 +322,8 @@ struct Options {
   // G = (1 - w) 2 (dx^2 r 1^T + 1 (dy^2 c)^T - 2 dx T dy) + w C_feat, the vertex S minimizing <G, S>
   // on the transport polytope by network simplex (LEMON), and the exact minimizing step along
   // T -> S (F is quadratic along the segment); the objective never increases. Stops when the
-  // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F, or after
+  // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F (at least
+  // 1e-5 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
   // exact_max_iterations. Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
   // plus epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
@@ -339,8 +343,10 @@ struct Options {
 
   // Starts of the exact solver, tried in this order while the time allows: the initial_plan
   // (profiles or product), the other one of the two, and "profile-vertex" (the network-simplex
-  // plan between the nodes' distance profiles, an exact first-lower-bound matching). The plan with
-  // the lowest objective is kept and every start's loss is in Result::starts. A start after the first begins only when the time spent so far plus the
+  // plan between the nodes' distance profiles, an exact first-lower-bound matching). When both
+  // sides have at most profile_anchors nodes, the exact solver's profiles are the exact quantiles
+  // of each node's whole distance row (no sampling). The plan with the lowest objective is kept
+  // and every start's loss is in Result::starts. A start after the first begins only when the time spent so far plus the
   // first start's time stays within start_time_budget seconds. A given Problem::initial_plan is
   // the only start.
   // With several starts, each first runs start_probe_iterations conditional-gradient iterations

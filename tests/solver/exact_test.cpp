@@ -427,6 +427,55 @@ TEST(ExactSolver, EveryStartIsReportedAndTheBestIsKept) {
   EXPECT_DOUBLE_EQ(result.gw_loss, result.starts[result.start_chosen].gw_loss);
 }
 
+// The quantile by its definition, without sorting: the smallest d_il whose weight of entries at
+// most d_il reaches the level.
+double quantile_oracle(const std::vector<double>& d,
+                       Index n,
+                       Index i,
+                       const std::vector<double>& w,
+                       double level) {
+  double best = std::numeric_limits<double>::infinity();
+  for (Index c = 0; c < n; ++c) {
+    const double x = d[i * n + c];
+    double below = 0.0;
+    for (Index l = 0; l < n; ++l) {
+      if (d[i * n + l] <= x) below += w[l];
+    }
+    if (below >= level && x < best) best = x;
+  }
+  return best;
+}
+
+TEST(DistanceQuantileProfiles, MatchTheDefinitionWithRandomAndZeroWeights) {
+  Rng rng(31);
+  // n = 37 and Q = 8 keep (q + 1/2) n / Q off the integers, so with uniform weights no level
+  // falls on a cumulative sum; random weights miss them with probability 1. The result is then
+  // an entry of the row picked by comparisons, and the two sides must agree exactly.
+  const Index n = 37;
+  const int quantiles = 8;
+  for (int trial = 0; trial < 3; ++trial) {
+    const std::vector<double> d = random_metric(rng, n);
+    std::vector<double> w(n, 1.0 / n);
+    if (trial > 0) {
+      for (double& x : w) x = rng.uniform();
+    }
+    if (trial == 2) {
+      for (Index l = 0; l < n; l += 5) w[l] = 0.0;  // zero-mass nodes are never a quantile
+    }
+    double total = 0.0;
+    for (double x : w) total += x;
+    const std::vector<double> profiles = distance_quantile_profiles(d, n, w, quantiles);
+    ASSERT_EQ(profiles.size(), static_cast<std::size_t>(n) * quantiles);
+    for (Index i = 0; i < n; ++i) {
+      for (int q = 0; q < quantiles; ++q) {
+        const double level = (q + 0.5) / quantiles * total;
+        EXPECT_EQ(profiles[i * quantiles + q], quantile_oracle(d, n, i, w, level))
+            << "row " << i << " level " << q << " trial " << trial;
+      }
+    }
+  }
+}
+
 TEST(SolverChoice, AutoPicksExactUpToTheThresholdAndSampledAbove) {
   Rng rng(22);
   const Problem problem = random_problem(rng, 20, 30);
