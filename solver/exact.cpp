@@ -524,19 +524,23 @@ class ExactRunner {
 template <typename S>
 Mat<double> dense_profiles(const S* d, Index n, std::span<const double> weights, int quantiles) {
   Mat<double> out(n, quantiles);
-  std::vector<std::pair<double, double>> row(n);
-  for (Index i = 0; i < n; ++i) {
-    const S* di = d + static_cast<std::size_t>(i) * n;
-    for (Index l = 0; l < n; ++l) row[l] = {static_cast<double>(di[l]), weights[l]};
-    std::sort(row.begin(), row.end());
-    double total = 0.0;
-    for (const auto& entry : row) total += entry.second;
-    double cumulative = row[0].second;
-    Index at = 0;
-    for (int q = 0; q < quantiles; ++q) {
-      const double level = (q + 0.5) / quantiles * total;
-      while (cumulative < level && at + 1 < n) cumulative += row[++at].second;
-      out(i, q) = row[at].first;
+#pragma omp parallel
+  {
+    std::vector<std::pair<double, double>> row(n);
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      const S* di = d + static_cast<std::size_t>(i) * n;
+      for (Index l = 0; l < n; ++l) row[l] = {static_cast<double>(di[l]), weights[l]};
+      std::sort(row.begin(), row.end());
+      double total = 0.0;
+      for (const auto& entry : row) total += entry.second;
+      double cumulative = row[0].second;
+      Index at = 0;
+      for (int q = 0; q < quantiles; ++q) {
+        const double level = (q + 0.5) / quantiles * total;
+        while (cumulative < level && at + 1 < n) cumulative += row[++at].second;
+        out(i, q) = row[at].first;
+      }
     }
   }
   return out;

@@ -99,7 +99,8 @@ LinearOtPlan solve_linear_ot(std::span<const float> cost,
 // quantiles of the distribution that puts mass weights[l] on d_il, at the levels (q + 1/2) / Q of
 // the total weight, q < Q = quantiles. The quantile at a level is the smallest d_il whose
 // cumulative weight, entries taken in increasing order of distance, reaches the level. Weights are
-// non-negative with a positive sum. Returns n x Q values, row-major. O(n^2 log n), one thread.
+// non-negative with a positive sum. Returns n x Q values, row-major. O(n^2 log n), rows split over
+// the calling thread's OpenMP threads.
 std::vector<double> distance_quantile_profiles(std::span<const double> d,
                                                Index n,
                                                std::span<const double> weights,
