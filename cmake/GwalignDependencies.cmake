@@ -8,6 +8,10 @@ find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(cxxopts 3 REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 set(GW_HAS_OPENMP 1)
+# LEMON (Debian liblemon-dev) ships no CMake package: its network simplex serves the exact solver's
+# linear OT (solver/linear_ot.cpp).
+find_path(LEMON_INCLUDE_DIR lemon/network_simplex.h REQUIRED)
+find_library(LEMON_LIBRARY NAMES emon lemon REQUIRED)
 
 if(GWALIGN_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -43,6 +43,44 @@ std::optional<Support> support_from_string(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(SolverKind solver) {
+  switch (solver) {
+    case SolverKind::kAuto:
+      return "auto";
+    case SolverKind::kSampled:
+      return "sampled";
+    case SolverKind::kExact:
+      return "exact";
+  }
+  return "unknown";
+}
+
+std::optional<SolverKind> solver_kind_from_string(std::string_view name) {
+  if (name == "auto") return SolverKind::kAuto;
+  if (name == "sampled") return SolverKind::kSampled;
+  if (name == "exact") return SolverKind::kExact;
+  return std::nullopt;
+}
+
+std::string_view to_string(ExactMethod method) {
+  switch (method) {
+    case ExactMethod::kHybrid:
+      return "hybrid";
+    case ExactMethod::kConditionalGradient:
+      return "cg";
+    case ExactMethod::kMirrorDescent:
+      return "mirror";
+  }
+  return "unknown";
+}
+
+std::optional<ExactMethod> exact_method_from_string(std::string_view name) {
+  if (name == "hybrid") return ExactMethod::kHybrid;
+  if (name == "cg") return ExactMethod::kConditionalGradient;
+  if (name == "mirror") return ExactMethod::kMirrorDescent;
+  return std::nullopt;
+}
+
 std::string_view to_string(InitialPlan init) {
   switch (init) {
     case InitialPlan::kProduct:
@@ -191,6 +229,31 @@ bool Options::is_valid(std::string* why) const {
     problem << "device = " << device
             << " selects a CUDA device, which backend cpu does not use; set backend cuda or "
                "leave device at 0";
+  } else if (!(exact_max_work >= 0.0)) {
+    problem << "exact_max_work must be >= 0, got " << exact_max_work;
+  } else if (exact_max_iterations < 1) {
+    problem << "exact_max_iterations must be >= 1, got " << exact_max_iterations;
+  } else if (!(exact_tolerance >= 0.0)) {
+    problem << "exact_tolerance must be >= 0, got " << exact_tolerance;
+  } else if (mirror_iterations < 0 ||
+             (mirror_iterations == 0 && exact_method == ExactMethod::kMirrorDescent)) {
+    problem << "mirror_iterations must be >= 0 (>= 1 for exact_method mirror), got "
+            << mirror_iterations;
+  } else if (!positive(mirror_epsilon) || !positive(mirror_epsilon_final)) {
+    problem << "mirror_epsilon and mirror_epsilon_final must be > 0, got " << mirror_epsilon
+            << " and " << mirror_epsilon_final;
+  } else if (mirror_sinkhorn_iterations < 1) {
+    problem << "mirror_sinkhorn_iterations must be >= 1, got " << mirror_sinkhorn_iterations;
+  } else if (!(hybrid_sampled_work >= 0.0)) {
+    problem << "hybrid_sampled_work must be >= 0, got " << hybrid_sampled_work;
+  } else if (hybrid_basin_iterations < 1) {
+    problem << "hybrid_basin_iterations must be >= 1, got " << hybrid_basin_iterations;
+  } else if (starts < 1) {
+    problem << "starts must be >= 1, got " << starts;
+  } else if (start_probe_iterations < 0) {
+    problem << "start_probe_iterations must be >= 0, got " << start_probe_iterations;
+  } else if (!(start_time_budget >= 0.0)) {
+    problem << "start_time_budget must be >= 0 seconds, got " << start_time_budget;
   }
   const std::string text = problem.str();
   if (why != nullptr) *why = text;

@@ -46,6 +46,26 @@ enum class Support {
 std::string_view to_string(Support support);
 std::optional<Support> support_from_string(std::string_view name);
 
+// Which solver gw::solve runs (Options::solver).
+enum class SolverKind {
+  kAuto,     // exact when its per-iteration work fits Options::exact_max_work (and the problem is
+             // one the exact solver takes), sampled otherwise
+  kSampled,  // the sampled loop: M anchor pairs per iteration, entropic inner problems
+  kExact,    // the exact-gradient solver on dense distance matrices (solver/exact.h)
+};
+std::string_view to_string(SolverKind solver);
+std::optional<SolverKind> solver_kind_from_string(std::string_view name);
+
+// The outer algorithm of the exact solver (Options::exact_method).
+enum class ExactMethod {
+  kHybrid,               // a cheap basin phase (exact mirror descent, or the sampled loop on large
+                         // problems, see hybrid_sampled_work), then conditional gradient
+  kConditionalGradient,  // Frank-Wolfe from the start: network-simplex vertices, exact line search
+  kMirrorDescent,        // KL-proximal mirror descent with the warm-started Sinkhorn only
+};
+std::string_view to_string(ExactMethod method);
+std::optional<ExactMethod> exact_method_from_string(std::string_view name);
+
 struct Options {
   // ---------------------------------------------------------------- sampling and cost
   // M: anchor pairs sampled from the plan per iteration. The cost Lambda is estimated from M
@@ -194,6 +214,9 @@ struct Options {
   // It is a lower-bound-style start in the spirit of Memoli's FLB: on the spiral benchmark it puts
   // every run in the right basin, where p q^T ends in the mirror optimum (12-15x the GW loss, the
   // same |rho|) for about one seed in three (bench/RESULTS.md). Costs O((n + k) S log S + n k Q).
+  // The exact solver (solver = kExact) uses the exact quantiles of every node's whole distance row
+  // instead (distance_quantile_profiles in exact.h, O((n^2 + k^2) log n)) when both sides have at
+  // most profile_anchors nodes, and solves its "profiles" Sinkhorn in float64.
   InitialPlan initial_plan = InitialPlan::kDistanceProfiles;
   int profile_anchors = 1024;
   int profile_quantiles = 64;
@@ -276,6 +299,65 @@ struct Options {
   bool compute_gw_loss = true;
   double exact_loss_max_work = 2e9;
   int loss_anchors = 512;
+
+  // ---------------------------------------------------------------- solver choice (issue 15)
+  // Sampled or exact gradient. kAuto (the default) runs the exact solver when the dense gradient's
+  // n^2 k + n k^2 multiply-adds per iteration are at most exact_max_work, both sides have a
+  // geometry (or fused_weight = 1), the problem is balanced (no rho_a / rho_b / partial_mass), the
+  // backend is the CPU, the plan is dense (support not kSparse) and no sampled-loop feature is
+  // asked for (multiscale, restarts > 1, slack_shared); otherwise the sampled loop. Result::solver and
+  // Result::solver_reason record what ran and why. The threshold is measured on the spiral
+  // benchmark (bench/RESULTS.md, "Exact gradient"): up to 2,000 x 2,500 (2.25e10) the hybrid
+  // exact solver is faster than the sampled loop at its default settings and reaches a lower GW
+  // loss; at 4,000 x 5,000 one exact gradient costs about as much as the whole sampled run.
+  SolverKind solver = SolverKind::kAuto;
+  double exact_max_work = 3e10;
+  // Why `solver` has its value when a caller resolved kAuto itself (the CLI turns auto into
+  // sampled when a sampled-loop flag is given); Result::solver_reason reports it instead of
+  // "requested". Empty: none.
+  std::string solver_note;
+
+  // The exact solver's algorithm. Every method works on dense max-normalized distance matrices
+  // (n^2 + k^2 entries, from the sides' providers) and minimizes the fused objective
+  // F(T) = (1 - fused_weight) L(T) + fused_weight <C_feat, T>, L the square-loss GW loss.
+  // Conditional gradient (Frank-Wolfe, as POT's gromov_wasserstein): per iteration the gradient
+  // G = (1 - w) 2 (dx^2 r 1^T + 1 (dy^2 c)^T - 2 dx T dy) + w C_feat, the vertex S minimizing <G, S>
+  // on the transport polytope by network simplex (LEMON), and the exact minimizing step along
+  // T -> S (F is quadratic along the segment); the objective never increases. Stops when the
+  // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F (at least
+  // 1e-5 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
+  // exact_max_iterations. Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
+  // plus epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
+  // mirror_epsilon_final (in the units of the max-normalized squared distances).
+  ExactMethod exact_method = ExactMethod::kHybrid;
+  int exact_max_iterations = 200;
+  double exact_tolerance = 1e-9;
+  int mirror_iterations = 10;
+  double mirror_epsilon = 5e-3;
+  double mirror_epsilon_final = 1e-3;
+  int mirror_sinkhorn_iterations = 30;
+  // kHybrid's basin phase: exact mirror descent when n k (n + k) <= hybrid_sampled_work, else the
+  // sampled loop with this Options' sampled settings (cheaper per iteration on large problems).
+  double hybrid_sampled_work = 2e9;
+  // The sampled basin phase runs at most this many iterations, with epsilon decaying over them
+  // and no polishing iterations (conditional gradient finishes exactly).
+  int hybrid_basin_iterations = 40;
+
+  // Starts of the exact solver, tried in this order while the time allows: the initial_plan
+  // (profiles or product), the other one of the two, and "profile-vertex" (the network-simplex
+  // plan between the nodes' distance profiles, an exact first-lower-bound matching). When both
+  // sides have at most profile_anchors nodes, the exact solver's profiles are the exact quantiles
+  // of each node's whole distance row (no sampling). The plan with the lowest objective is kept
+  // and every start's loss is in Result::starts. A start after the first begins only when the time spent so far plus the
+  // first start's time stays within start_time_budget seconds. A given Problem::initial_plan is
+  // the only start.
+  // With several starts, each first runs start_probe_iterations conditional-gradient iterations
+  // (a step or two decides the basin: a mirrored optimum's loss is several times the right one's);
+  // only the start with the lowest objective then runs to the end (0: every start runs to the
+  // end). Result::starts has each start's loss at the end of its run.
+  int starts = 3;
+  double start_time_budget = 1.0;
+  int start_probe_iterations = 2;
 
   // Called at host checks with the iteration, cost, error, epsilon and elapsed time; returning
   // false stops the loop (termination kCancelled).

@@ -96,6 +96,21 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("support_size", o.support_size)
       .member("support_cells", static_cast<std::int64_t>(o.support_cells))
       .member("support_regrow_every", o.support_regrow_every)
+      .member("solver", to_string(o.solver))
+      .member("solver_note", o.solver_note)
+      .member("exact_max_work", o.exact_max_work)
+      .member("exact_method", to_string(o.exact_method))
+      .member("exact_max_iterations", o.exact_max_iterations)
+      .member("exact_tolerance", o.exact_tolerance)
+      .member("mirror_iterations", o.mirror_iterations)
+      .member("mirror_epsilon", o.mirror_epsilon)
+      .member("mirror_epsilon_final", o.mirror_epsilon_final)
+      .member("mirror_sinkhorn_iterations", o.mirror_sinkhorn_iterations)
+      .member("hybrid_sampled_work", o.hybrid_sampled_work)
+      .member("hybrid_basin_iterations", o.hybrid_basin_iterations)
+      .member("starts", o.starts)
+      .member("start_time_budget", o.start_time_budget)
+      .member("start_probe_iterations", o.start_probe_iterations)
       .end_object();
 }
 
@@ -134,6 +149,18 @@ std::string Result::full_report() const {
       << options.resolved_epsilon_final() << ", alpha " << options.momentum << ", max_iter "
       << options.max_iterations << ", precision " << to_string(options.precision) << ", seed "
       << seed << "\n";
+  out << "  solver: " << solver << " (" << solver_reason << ")";
+  if (!exact_method.empty()) out << ", method " << exact_method;
+  out << "\n";
+  if (!starts.empty()) {
+    out << "  starts:";
+    for (std::size_t s = 0; s < starts.size(); ++s) {
+      out << " " << starts[s].name << " loss " << format("%.6g", starts[s].gw_loss) << " ("
+          << starts[s].iterations << " it, " << format("%.3f", starts[s].seconds) << " s)"
+          << (static_cast<int>(s) == start_chosen ? " [kept]" : "") << ";";
+    }
+    out << "\n";
+  }
   if (!restart_losses.empty()) {
     out << "  restarts: losses";
     for (double loss : restart_losses) out << " " << format("%.4g", loss);
@@ -195,6 +222,21 @@ std::string Result::to_json(bool pretty) const {
   json.key("restarts").begin_object().member("chosen", restart_chosen).key("losses").begin_array();
   for (double loss : restart_losses) json.value(loss);
   json.end_array().end_object();
+  json.member("solver", solver)
+      .member("solver_reason", solver_reason)
+      .member("exact_method", exact_method)
+      .member("start_chosen", start_chosen);
+  json.key("starts").begin_array();
+  for (const StartRecord& s : starts) {
+    json.begin_object()
+        .member("name", s.name)
+        .member("gw_loss", s.gw_loss)
+        .member("objective", s.objective)
+        .member("iterations", s.iterations)
+        .member("seconds", s.seconds)
+        .end_object();
+  }
+  json.end_array();
   json.key("multiscale")
       .begin_object()
       .member("used", multiscale_used)

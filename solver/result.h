@@ -41,6 +41,16 @@ struct IterationRecord {
   double seconds = 0.0;         // wall time since the loop started
 };
 
+// One start of the exact solver (Options::starts).
+struct StartRecord {
+  std::string name;        // "profiles", "product", "profile-vertex" or "given"
+  double gw_loss = 0.0;    // exact GW loss of the start's last plan (after its probe, or at the
+                           // end for the start that was kept)
+  double objective = 0.0;  // the fused objective F it reached (= gw_loss without features)
+  int iterations = 0;      // basin + conditional-gradient iterations
+  double seconds = 0.0;
+};
+
 struct Result {
   Termination termination = Termination::kNotRun;
   std::string message = "gw::solve was not called";
@@ -120,6 +130,15 @@ struct Result {
   Index multiscale_size = 0;
   int multiscale_iterations = 0;
   double multiscale_seconds = 0.0;
+
+  // The solver that ran ("sampled" or "exact"), why (the auto rule's reading of the problem, or
+  // "requested"), and for the exact solver its method ("hybrid", "cg", "mirror"; empty
+  // otherwise), every start it ran and the index of the start whose plan was kept (-1: none).
+  std::string solver;
+  std::string solver_reason;
+  std::string exact_method;
+  std::vector<StartRecord> starts;
+  int start_chosen = -1;
 
   // The options of the run (the progress callback is not kept).
   Options options;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 #include <omp.h>
 
@@ -349,7 +350,67 @@ void compute_loss(const detail::PreparedProblem& pb,
   result.gw_loss_exact = false;
 }
 
+// Whether the exact solver runs (Options::solver), with the reason in *reason.
+bool choose_exact(const Problem& problem,
+                  const Options& options,
+                  const MemoryEstimate& memory,
+                  std::string* reason) {
+  const Index n = problem.source.num_nodes(), k = problem.target.num_nodes();
+  const bool balanced =
+      std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
+  // What keeps the exact solver out, first reason first (empty: nothing).
+  std::string blocker;
+  if (!balanced) {
+    blocker = "an unbalanced, semi-relaxed or partial problem (rho_a, rho_b, partial_mass)";
+  } else if (options.backend != Backend::kCpu) {
+    blocker = "backend cuda (the exact solver runs on the CPU)";
+  } else if (memory.chosen == Support::kSparse) {
+    blocker = "the sparse plan support";
+  } else if (options.multiscale) {
+    blocker = "multiscale (a sampled-loop warm start)";
+  } else if (options.restarts > 1) {
+    blocker = "restart probes (restarts > 1, the sampled loop's)";
+  } else if (options.slack_shared) {
+    blocker = "slack_shared (the sampled loop's slack)";
+  }
+  const double work = detail::exact_iteration_work(n, k);
+  std::ostringstream why;
+  switch (options.solver) {
+    case SolverKind::kSampled:
+      *reason = options.solver_note.empty() ? "requested" : options.solver_note;
+      return false;
+    case SolverKind::kExact:
+      GW_CHECK_CODE(blocker.empty(), ErrorCode::kUnsupported,
+                    "solver = exact does not support " << blocker
+                                                       << "; use solver sampled (--solver sampled)");
+      *reason = options.solver_note.empty() ? "requested" : options.solver_note;
+      return true;
+    case SolverKind::kAuto:
+      break;
+  }
+  if (!blocker.empty()) {
+    *reason = "auto: sampled for " + blocker;
+    return false;
+  }
+  const bool exact = work <= options.exact_max_work;
+  why << "auto: n^2 k + n k^2 = " << work << (exact ? " <= " : " > ") << "exact_max_work "
+      << options.exact_max_work;
+  *reason = why.str();
+  return exact;
+}
+
 }  // namespace
+
+namespace detail {
+
+void project_to_marginals(std::vector<double>& plan,
+                          const std::vector<double>& p,
+                          const std::vector<double>& q) {
+  scale_to_marginals(plan, p, q, /*tolerance=*/1e-7, /*max_sweeps=*/30);
+  round_to_marginals(plan, p, q);
+}
+
+}  // namespace detail
 
 double gw_loss(std::span<const double> dx,
                std::span<const double> dy,
@@ -436,6 +497,8 @@ Result solve(const Problem& problem, const Options& options) {
   result.estimated_peak_bytes = memory.chosen_bytes();
   result.memory_limit_bytes = memory.limit;
   const bool sparse = memory.chosen == Support::kSparse;
+  const bool exact = choose_exact(problem, options, memory, &result.solver_reason);
+  result.solver = exact ? "exact" : "sampled";
   if (sparse) {
     GW_CHECK_CODE(options.backend != Backend::kCuda,
                   ErrorCode::kUnsupported,
@@ -466,6 +529,14 @@ Result solve(const Problem& problem, const Options& options) {
   }
   result.support_nnz = static_cast<Offset>(pb.n) * pb.k;
 
+  std::vector<double> plan;
+  if (exact) {
+    result.exact_method = std::string(to_string(options.exact_method));
+    result.backend = Backend::kCpu;
+    result.threads = available_threads();
+    detail::run_exact(pb, options, plan, result);
+  } else {
+
   if (options.multiscale && pb.source && pb.initial_plan.empty()) {
     Stopwatch watch;
     detail::MultiscaleOutcome coarse = detail::multiscale_initial_plan(pb, options);
@@ -492,7 +563,6 @@ Result solve(const Problem& problem, const Options& options) {
     }
   };
 
-  std::vector<double> plan;
   const bool probing =
       options.restarts > 1 && pb.source && options.restart_iterations < options.max_iterations;
   if (probing) {
@@ -543,10 +613,14 @@ Result solve(const Problem& problem, const Options& options) {
     }
   }
   run_loop(pb, plan, result);
+  }  // sampled
 
   const bool balanced =
       std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
-  if (options.round_marginals && balanced && result.termination != Termination::kNonFinite) {
+  // Conditional-gradient plans are on the polytope already, and their exact loss is known.
+  const bool exact_on_polytope = exact && options.exact_method != ExactMethod::kMirrorDescent;
+  if (options.round_marginals && balanced && result.termination != Termination::kNonFinite &&
+      !exact_on_polytope) {
     ScopedPhase phase(result.timings, "round");
     scale_to_marginals(plan, pb.p, pb.q, /*tolerance=*/1e-7, /*max_sweeps=*/30);
     round_to_marginals(plan, pb.p, pb.q);
@@ -574,7 +648,9 @@ Result solve(const Problem& problem, const Options& options) {
     double mass = 0.0;
     for (double t : plan) mass += t;
     result.plan_mass = mass;
-    if (mass > 0.0 && std::isfinite(mass)) compute_loss(pb, plan, options, result);
+    if (mass > 0.0 && std::isfinite(mass) && !exact_on_polytope) {
+      compute_loss(pb, plan, options, result);
+    }
   }
   {
     ScopedPhase phase(result.timings, "output");

@@ -109,4 +109,30 @@ class StoppingRule {
   std::string message_;
 };
 
+// ---------------------------------------------------------------- the exact solver (exact.cpp)
+// Multiply-adds of one dense GW gradient, n^2 k + n k^2 (Options::exact_max_work).
+inline double exact_iteration_work(Index n, Index k) {
+  return static_cast<double>(n) * k * (static_cast<double>(n) + k);
+}
+// Below this work the exact solver computes in float64 whatever Options::precision says (its
+// iterations are cheap there, and CG's convergence tests want the digits).
+inline constexpr double kExactDoubleWork = 4e9;
+// Up to this work the exact solver runs on one thread whatever Options::threads says.
+inline constexpr double kExactSingleThreadWork = 1e9;
+
+// The exact solver (Options::solver = kExact) on a prepared problem: fills plan (n x k, float64)
+// and the loop fields of the result (termination, message, iterations, log with the objective F
+// per iteration in IterationRecord::cost, starts, start_chosen, timings). The plan is on the
+// polytope up to rounding for kConditionalGradient / kHybrid; solve() rounds it as for the loop.
+void run_exact(PreparedProblem& problem,
+               const Options& options,
+               std::vector<double>& plan,
+               Result& result);
+
+// Puts a plan (mass 1) on {T >= 0 : T 1 = p, T^T 1 = q}: Sinkhorn-Knopp scaling of T itself, then
+// the Altschuler-Weed-Rigollet rounding (Options::round_marginals describes both).
+void project_to_marginals(std::vector<double>& plan,
+                          const std::vector<double>& p,
+                          const std::vector<double>& q);
+
 }  // namespace gw::detail

@@ -90,7 +90,20 @@ namespace {
   X(memory_limit)                \
   X(support_size)                \
   X(support_cells)               \
-  X(support_regrow_every)
+  X(support_regrow_every)        \
+  X(exact_max_work)              \
+  X(exact_max_iterations)        \
+  X(exact_tolerance)             \
+  X(mirror_iterations)           \
+  X(mirror_epsilon)              \
+  X(mirror_epsilon_final)        \
+  X(mirror_sinkhorn_iterations)  \
+  X(hybrid_sampled_work)         \
+  X(hybrid_basin_iterations)     \
+  X(starts)                      \
+  X(start_time_budget)           \
+  X(start_probe_iterations)      \
+  X(solver_note)
 
 // Enum fields, exposed by name ("dense", "f32", "profiles"); the library's to_string /
 // *_from_string pair converts. distance_mode is optional (None: auto).
@@ -100,7 +113,9 @@ namespace {
   X(precision, precision_from_string)              \
   X(backend, backend_from_string)                  \
   X(distance_mode, distance_mode_from_string)      \
-  X(support, support_from_string)
+  X(support, support_from_string)                \
+  X(solver, solver_kind_from_string)             \
+  X(exact_method, exact_method_from_string)
 // clang-format on
 
 template <typename Enum>
@@ -435,6 +450,24 @@ void bind_results(py::module_& m) {
       .def_readonly("restart_losses", &Result::restart_losses)
       .def_readonly("restart_chosen", &Result::restart_chosen)
       .def_readonly("multiscale_used", &Result::multiscale_used)
+      .def_readonly("solver", &Result::solver)
+      .def_readonly("solver_reason", &Result::solver_reason)
+      .def_readonly("exact_method", &Result::exact_method)
+      .def_readonly("start_chosen", &Result::start_chosen)
+      .def_property_readonly("starts",
+                             [](const Result& r) {
+                               py::list rows;
+                               for (const StartRecord& s : r.starts) {
+                                 py::dict d;
+                                 d["name"] = s.name;
+                                 d["gw_loss"] = s.gw_loss;
+                                 d["objective"] = s.objective;
+                                 d["iterations"] = s.iterations;
+                                 d["seconds"] = s.seconds;
+                                 rows.append(d);
+                               }
+                               return rows;
+                             })
       .def_readonly("options", &Result::options)
       .def("ok", &Result::ok)
       .def_property_readonly("timings",

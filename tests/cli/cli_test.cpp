@@ -219,8 +219,10 @@ TEST(CliAlign, HelpShowsLibraryDefaults) {
 
 TEST(CliAlign, LogEveryPrintsLinesWhenStderrIsNotATerminal) {
   ScratchDir dir;
-  const RunResult run = gwalign(
-      spiral_align(dir.file("p.h5"), {"--log-every", "10", "--min-iter", "30"}), dir.path());
+  const RunResult run =
+      gwalign(spiral_align(dir.file("p.h5"),
+                           {"--log-every", "10", "--min-iter", "30", "--solver", "sampled"}),
+              dir.path());
   ASSERT_EQ(run.status, 0) << run.err;
   const std::regex line("gwalign: iteration [0-9]+/[0-9]+ cost [^\n]* elapsed [^\n]* s\n");
   const auto count = std::distance(std::sregex_iterator(run.err.begin(), run.err.end(), line),
@@ -743,17 +745,17 @@ TEST_F(BadInputs, GeometryFlagsWithGivenDistancesAreUsageErrors) {
 
 TEST(CliAlign, MultiscaleOnInputsTooSmallForItWarnsAndRuns) {
   ScratchDir dir;
-  const RunResult run = gwalign(spiral_align(dir.file("p.h5"),
-                                             {"--multiscale", "--multiscale-size", "300",
-                                              "--max-iter", "20", "--quiet"}),
-                                dir.path());
+  const RunResult run = gwalign(
+      spiral_align(dir.file("p.h5"),
+                   {"--multiscale", "--multiscale-size", "300", "--max-iter", "20", "--quiet"}),
+      dir.path());
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.err.find("warning: --multiscale had no effect"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("600"), std::string::npos) << run.err;
-  const RunResult used = gwalign(spiral_align(dir.file("q.h5"),
-                                              {"--multiscale", "--multiscale-size", "100",
-                                               "--max-iter", "20", "--quiet"}),
-                                 dir.path());
+  const RunResult used = gwalign(
+      spiral_align(dir.file("q.h5"),
+                   {"--multiscale", "--multiscale-size", "100", "--max-iter", "20", "--quiet"}),
+      dir.path());
   ASSERT_EQ(used.status, 0) << used.err;
   EXPECT_EQ(used.err.find("warning"), std::string::npos) << used.err;
 }
@@ -797,11 +799,10 @@ TEST_F(BadInputs, NanAndInfInDistanceMatrices) {
   write_square("neg_d.h5", -std::numeric_limits<float>::infinity());
   for (const char* name : {"nan_d.h5", "neg_d.h5"}) {
     SCOPED_TRACE(name);
-    expect_failure(
-        {"align", file(name), file(name), "--rep", "/d", "--as-distances", "-o", out()},
-        65,
-        {name, "/d", "D[3][7]", ">= 0 or +inf"},
-        out_dir());
+    expect_failure({"align", file(name), file(name), "--rep", "/d", "--as-distances", "-o", out()},
+                   65,
+                   {name, "/d", "D[3][7]", ">= 0 or +inf"},
+                   out_dir());
   }
 }
 
@@ -827,6 +828,8 @@ TEST_F(BadInputs, FeatureCostOverflowingFloat32IsBadDataAndWritesNothing) {
                   file("huge_cost.h5") + ":/cost",
                   "--max-iter",
                   "20",
+                  "--solver",
+                  "sampled",  // the sampled path's float32 Sinkhorn is what overflows
                   "--quiet",
                   "-o",
                   out()},
@@ -932,10 +935,11 @@ TEST_F(BadInputs, MemoryLimitTooSmallForEitherSupportFailsBeforeWriting) {
 }
 
 TEST_F(BadInputs, SupportFlagsThatDoNothingAreUsageErrors) {
-  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "dense", "--support-size", "8"},
-                 64,
-                 {"--support-size", "--support dense"},
-                 out_dir());
+  expect_failure(
+      {"align", kSpiral, kRoll, "-o", out(), "--support", "dense", "--support-size", "8"},
+      64,
+      {"--support-size", "--support dense"},
+      out_dir());
   expect_failure({"align", kSpiral, kRoll, "-o", out(), "--support", "sparse", "--dense"},
                  64,
                  {"--dense", "--support sparse"},
@@ -998,6 +1002,112 @@ TEST_F(BadInputs, FileSizeLimitFailsTheWriteAndKeepsThePreviousOutput) {
   expect_failed_run(
       run, 74, {"plan.h5", "File too large", "free disk space"}, out_dir(), {"plan.h5"});
   EXPECT_EQ(read_text(out()), "previous output");
+}
+
+TEST(CliAlign, SolverFlagsMapOntoOptionsAndTheReportRecordsTheChoice) {
+  ScratchDir dir;
+  const std::string out = dir.file("plan.h5");
+  const RunResult run = gwalign({"align", kSpiral,
+                                 kRoll,   "-o",
+                                 out,     "--report",
+                                 "-",     "--knn",
+                                 "5",     "--solver",
+                                 "exact", "--exact-method",
+                                 "cg",    "--exact-max-iter",
+                                 "30",    "--exact-tol",
+                                 "1e-8",  "--starts",
+                                 "2",     "--start-budget",
+                                 "100",   "--threads",
+                                 "1",     "--quiet"},
+                                dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string& json = run.out;
+  EXPECT_EQ(json_string(json, "solver"), "exact");
+  EXPECT_EQ(json_string(json, "solver_reason"), "requested");
+  EXPECT_EQ(json_string(json, "exact_method"), "cg");
+  EXPECT_EQ(json_number(json, "exact_max_iterations"), 30);
+  EXPECT_EQ(json_number(json, "exact_tolerance"), 1e-8);
+  EXPECT_EQ(json_number(json, "start_time_budget"), 100);
+  EXPECT_NE(json.find("\"product\""), std::string::npos) << "the second start is missing";
+  EXPECT_GE(json_number(json, "abs_rho"), 0.998);
+  // auto below its threshold runs exact, above it sampled; the reason gives the numbers.
+  const RunResult small = gwalign({"align",
+                                   kSpiral,
+                                   kRoll,
+                                   "-o",
+                                   dir.file("a.h5"),
+                                   "--report",
+                                   "-",
+                                   "--knn",
+                                   "5",
+                                   "--threads",
+                                   "1",
+                                   "--quiet"},
+                                  dir.path());
+  ASSERT_EQ(small.status, 0) << small.err;
+  EXPECT_EQ(json_string(small.out, "solver"), "exact");
+  EXPECT_NE(json_string(small.out, "solver_reason").find("<= exact_max_work"), std::string::npos);
+  const RunResult large = gwalign({"align",
+                                   kSpiral,
+                                   kRoll,
+                                   "-o",
+                                   dir.file("b.h5"),
+                                   "--report",
+                                   "-",
+                                   "--knn",
+                                   "5",
+                                   "--exact-max-work",
+                                   "1e6",
+                                   "--threads",
+                                   "1",
+                                   "--quiet"},
+                                  dir.path());
+  ASSERT_EQ(large.status, 0) << large.err;
+  EXPECT_EQ(json_string(large.out, "solver"), "sampled");
+  EXPECT_NE(json_string(large.out, "solver_reason").find("> exact_max_work"), std::string::npos);
+  // A sampled-loop flag given with --solver auto asks for the sampled loop.
+  const RunResult tuned = gwalign({"align",
+                                   kSpiral,
+                                   kRoll,
+                                   "-o",
+                                   dir.file("c.h5"),
+                                   "--report",
+                                   "-",
+                                   "--knn",
+                                   "5",
+                                   "--max-iter",
+                                   "40",
+                                   "--threads",
+                                   "1",
+                                   "--quiet"},
+                                  dir.path());
+  ASSERT_EQ(tuned.status, 0) << tuned.err;
+  EXPECT_EQ(json_string(tuned.out, "solver"), "sampled");
+  EXPECT_NE(json_string(tuned.out, "solver_reason").find("--max-iter"), std::string::npos);
+}
+
+TEST_F(BadInputs, UnknownSolverOrMethodAndInertExactFlagsAreUsageErrors) {
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--solver", "fastest"},
+                 64,
+                 {"--solver", "fastest"},
+                 out_dir());
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--exact-method", "simplex"},
+                 64,
+                 {"--exact-method", "simplex"},
+                 out_dir());
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--solver", "sampled", "--starts", "2"},
+                 64,
+                 {"--starts", "--solver sampled"},
+                 out_dir());
+  expect_failure(
+      {"align", kSpiral, kRoll, "-o", out(), "--solver", "exact", "--exact-max-work", "1e9"},
+      64,
+      {"--exact-max-work", "--solver auto"},
+      out_dir());
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--solver", "exact", "--rho-a", "1"},
+                 65,
+                 {"solver = exact does not support", "--solver sampled"},
+                 out_dir());
 }
 
 }  // namespace

@@ -151,9 +151,11 @@ def test_dense_plan_and_matching_are_views_of_the_result():
 
 
 def test_topk_plan_is_csr_with_top_k_entries_per_row():
+    # The sampled solver's plans are dense (no ties among a row's top entries to break).
     xs, xt, _, _ = spiral_pair()
-    dense = gwalign.align(xs, xt, progress=False, **FLAGS)
-    r = gwalign.align(xs, xt, plan_format="topk", top_k=4, progress=False, **FLAGS)
+    dense = gwalign.align(xs, xt, progress=False, solver="sampled", **FLAGS)
+    r = gwalign.align(xs, xt, plan_format="topk", top_k=4, progress=False, solver="sampled",
+                      **FLAGS)
     assert sp.isspmatrix_csr(r.plan) and r.plan.shape == (400, 500)
     assert np.all(np.diff(r.plan.indptr) == 4)
     row = dense.plan[0]
@@ -216,9 +218,9 @@ def long_solve_args():
     t = np.sort(rng.uniform(0, 4 * np.pi, 1500))
     xs = np.c_[t * np.cos(t), t * np.sin(t)]
     xt = np.c_[t * np.cos(t), 5 * rng.uniform(size=t.size), t * np.sin(t)]
-    # No stopping rule can fire: the loop runs max_iterations unless cancelled.
+    # No stopping rule can fire: the sampled loop runs max_iterations unless cancelled.
     return (xs, xt), dict(knn=5, max_iterations=100000, tolerance=0.0, plateau_improvement=0.0,
-                          check_every=1, seed=2)
+                          check_every=1, seed=2, solver="sampled")
 
 
 def test_progress_callable_sees_iterations_and_false_cancels():
@@ -341,3 +343,24 @@ def test_multiscale_scales_masses_given_in_points_to_the_coarse_problem():
                           progress=False, **FLAGS, **kw)
         assert r.multiscale_used, kw
         assert r.report["abs_rho"] >= 0.9, kw
+
+
+def test_solver_choice_and_exact_method_by_name_with_every_start_reported():
+    # The exact-gradient solver (issue 15) under the C++ names: solver, exact_method, starts; the
+    # result says what ran and why, and lists each start's loss.
+    xs, xt, ts, tt = spiral_pair()
+    r = gwalign.align(xs[:120], xt[:150], solver="exact", exact_method="cg", starts=2,
+                      start_time_budget=60.0, progress=False, **FLAGS)
+    assert r.solver == "exact" and r.solver_reason == "requested" and r.exact_method == "cg"
+    assert [s["name"] for s in r.starts] == ["profiles", "product"]
+    assert 0 <= r.start_chosen < 2
+    assert r.gw_loss == pytest.approx(min(s["gw_loss"] for s in r.starts), rel=1e-12)
+    assert r.gw_loss_exact
+    costs = [row["cost"] for row in r.log]
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(costs, costs[1:]))  # CG never increases F
+    sampled = gwalign.align(xs[:120], xt[:150], solver="sampled", max_iterations=60,
+                            progress=False, **FLAGS)
+    assert sampled.solver == "sampled" and sampled.starts == [] and sampled.exact_method == ""
+    assert gwalign.Options().solver == "auto" and gwalign.Options().exact_method == "hybrid"
+    with pytest.raises(ValueError, match="Options.solver: unknown value 'fast'"):
+        gwalign.align(xs, xt, solver="fast", progress=False)

@@ -74,6 +74,7 @@ double abs_rho(const SpiralCase& c, const Result& r) {
 // The reference table's settings (bench/README.md, spiral).
 Options spiral_options(DistanceMode mode, Backend backend) {
   Options o;
+  o.solver = SolverKind::kSampled;  // these tests are about the sampled loop
   o.knn = 5;
   o.epsilon = 0.005;
   o.num_anchors = 80;

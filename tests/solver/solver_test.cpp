@@ -138,6 +138,7 @@ double abs_rho(const SpiralCase& c, const Result& r) {
 // The reference table's settings (bench/README.md, spiral).
 Options spiral_options(DistanceMode mode) {
   Options o;
+  o.solver = SolverKind::kSampled;  // these tests are about the sampled loop
   o.knn = 5;
   o.epsilon = 0.005;
   o.num_anchors = 80;
@@ -375,6 +376,7 @@ OtCase ot_case(std::uint64_t seed) {
 TEST(Variants, FusedWeightOneEqualsPlainSinkhornOnTheFeatureCost) {
   const OtCase c = ot_case(1);
   Options o;
+  o.solver = SolverKind::kSampled;  // the sampled path's plain entropic OT
   o.fused_weight = 1.0;
   o.slack = false;
   o.epsilon = 0.05;
@@ -401,6 +403,7 @@ TEST(Variants, FusedWeightOneEqualsPlainSinkhornOnTheFeatureCost) {
 TEST(Variants, PlainOtReportsConvergedOnlyWhenSinkhornReachedItsTolerance) {
   const OtCase c = ot_case(1);
   Options o;
+  o.solver = SolverKind::kSampled;  // the sampled path's plain entropic OT
   o.fused_weight = 1.0;
   o.epsilon = 0.05;
   o.precision = Precision::kF64;
@@ -479,6 +482,7 @@ TEST(Variants, DefaultSlackStillMovesAllTheMass) {
 TEST(Variants, SlackSharedBelowMinNKStillMovesAllTheMassAndBeyondMaxIsAnError) {
   const OtCase c = ot_case(4);
   Options o;
+  o.solver = SolverKind::kSampled;  // the sampled path's plain entropic OT
   o.fused_weight = 1.0;
   o.epsilon = 0.05;
   o.slack_shared = 5.0;  // the slack marginals hold 1 - 5 / max(n, k) each

@@ -41,6 +41,7 @@ double abs_rho(const Spiral& c, const std::vector<Index>& matching) {
 
 Options spiral_options() {
   Options o;
+  o.solver = SolverKind::kSampled;  // these tests are about the sampled loop
   o.knn = 5;
   o.epsilon = 0.005;
   o.num_anchors = 80;

@@ -151,6 +151,30 @@ void add_solver_options(cxxopts::Options& options) {
        with_default<Index>(d.support_cells))
       ("support-regrow-every", "iterations between re-growths of the sparse support (0: never)",
        with_default(d.support_regrow_every));
+  options.add_options("Solver choice and exact gradient")
+      ("solver", "auto | sampled | exact (auto: exact when n^2 k + n k^2 <= --exact-max-work and "
+                 "the problem is balanced, on the CPU, with a dense plan; sampled otherwise, and "
+                 "whenever a sampled-loop flag such as --M, --eps or --max-iter is given)",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.solver))))
+      ("exact-max-work", "largest n^2 k + n k^2 for which --solver auto picks exact",
+       with_default(d.exact_max_work))
+      ("exact-method", "hybrid | cg | mirror (hybrid: mirror descent, or the sampled loop on "
+                       "large problems, to reach the basin, then conditional gradient)",
+       cxxopts::value<std::string>()->default_value(std::string(to_string(d.exact_method))))
+      ("exact-max-iter", "conditional-gradient iterations per start",
+       with_default(d.exact_max_iterations))
+      ("exact-tol", "stop conditional gradient when the Frank-Wolfe gap or the objective's "
+                    "decrease is below this fraction of the objective",
+       with_default(d.exact_tolerance))
+      ("mirror-iter", "exact mirror-descent iterations (--exact-method mirror, hybrid)",
+       with_default(d.mirror_iterations))
+      ("mirror-eps", "first epsilon of the mirror-descent schedule", with_default(d.mirror_epsilon))
+      ("mirror-eps-final", "last epsilon of the mirror-descent schedule",
+       with_default(d.mirror_epsilon_final))
+      ("starts", "starts of the exact solver (profiles, product, profile-vertex); the lowest "
+                 "objective is kept", with_default(d.starts))
+      ("start-budget", "seconds within which further starts may begin",
+       with_default(d.start_time_budget));
   // clang-format on
 }
 
@@ -180,6 +204,31 @@ std::size_t parse_byte_size(const std::string& text, std::string_view flag) {
                 << text << "'");
   return static_cast<std::size_t>(value * unit);
 }
+
+// Flags that only tune the sampled loop (see --solver).
+constexpr const char* kSampledLoopFlags[] = {"M",
+                                             "eps",
+                                             "eps-final",
+                                             "eps-decay-iter",
+                                             "alpha",
+                                             "max-iter",
+                                             "min-iter",
+                                             "tol",
+                                             "check-every",
+                                             "plateau-improvement",
+                                             "plateau-patience",
+                                             "sinkhorn-max-iter",
+                                             "sinkhorn-tol",
+                                             "lambda-ema",
+                                             "warmup-iter",
+                                             "warmup-anchors",
+                                             "polish-iter",
+                                             "polish-sinkhorn-max-iter",
+                                             "polish-sinkhorn-tol",
+                                             "restarts",
+                                             "restart-iter",
+                                             "multiscale",
+                                             "multiscale-size"};
 
 Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   Options o;
@@ -259,6 +308,33 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.support_cells = flags["support-cells"].as<Index>();
   o.support_regrow_every = flags["support-regrow-every"].as<int>();
 
+  const std::string solver = flags["solver"].as<std::string>();
+  const auto parsed_solver = solver_kind_from_string(solver);
+  GW_CHECK(parsed_solver, "--solver must be auto, sampled or exact, got '" << solver << "'");
+  o.solver = *parsed_solver;
+  o.exact_max_work = flags["exact-max-work"].as<double>();
+  const std::string method = flags["exact-method"].as<std::string>();
+  const auto parsed_method = exact_method_from_string(method);
+  GW_CHECK(parsed_method, "--exact-method must be hybrid, cg or mirror, got '" << method << "'");
+  o.exact_method = *parsed_method;
+  o.exact_max_iterations = flags["exact-max-iter"].as<int>();
+  o.exact_tolerance = flags["exact-tol"].as<double>();
+  o.mirror_iterations = flags["mirror-iter"].as<int>();
+  o.mirror_epsilon = flags["mirror-eps"].as<double>();
+  o.mirror_epsilon_final = flags["mirror-eps-final"].as<double>();
+  o.starts = flags["starts"].as<int>();
+  o.start_time_budget = flags["start-budget"].as<double>();
+  if (o.solver == SolverKind::kAuto) {
+    // Settings of the sampled loop given explicitly ask for it: under auto they would otherwise
+    // do nothing whenever the exact solver is picked.
+    for (const char* flag : kSampledLoopFlags) {
+      if (flags.count(flag) == 0) continue;
+      o.solver = SolverKind::kSampled;
+      o.solver_note = std::string("auto: sampled because --") + flag + " is a sampled-loop setting";
+      break;
+    }
+  }
+
   check_inert_flags(flags, o);
   std::string why;
   GW_CHECK(o.is_valid(&why), "invalid option: " << why << " (see --help)");
@@ -271,37 +347,60 @@ void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
   auto reject_if = [&](bool inert, const char* flag, const std::string& reason) {
     GW_CHECK(!(inert && given(flag)), "--" << flag << " has no effect " << reason);
   };
-  reject_if(o.plan_format == PlanFormat::kDense, "top-k",
+  reject_if(o.plan_format == PlanFormat::kDense,
+            "top-k",
             "with --dense (the dense plan keeps every entry); drop one of them");
-  reject_if(o.backend == Backend::kCpu, "device",
+  reject_if(o.backend == Backend::kCpu,
+            "device",
             "with --backend cpu; add --backend cuda or drop --device");
   reject_if(!o.multiscale, "multiscale-size", "without --multiscale; add --multiscale or drop it");
   reject_if(!o.compute_gw_loss, "loss-anchors", "with --no-loss; drop one of them");
   reject_if(o.restarts <= 1, "restart-iter", "without --restarts > 1; add --restarts N or drop it");
-  reject_if(o.plateau_improvement == 0.0, "plateau-patience",
+  reject_if(o.plateau_improvement == 0.0,
+            "plateau-patience",
             "with --plateau-improvement 0 (the plateau test is off)");
   reject_if(o.polish_iterations == 0, "polish-sinkhorn-max-iter", "with --polish-iter 0");
   reject_if(o.polish_iterations == 0, "polish-sinkhorn-tol", "with --polish-iter 0");
-  reject_if(o.warmup_iterations == 0 && o.polish_iterations == 0, "warmup-anchors",
+  reject_if(o.warmup_iterations == 0 && o.polish_iterations == 0,
+            "warmup-anchors",
             "with --warmup-iter 0 and --polish-iter 0 (no iteration draws them)");
   // The sparse path returns its own CSR plan and has its own coarse level; its settings do nothing
   // on the dense path.
   const bool sparse_only = o.support == Support::kSparse;
   reject_if(sparse_only, "dense", "with --support sparse (the plan is CSR); drop one of them");
-  reject_if(sparse_only, "top-k",
+  reject_if(sparse_only,
+            "top-k",
             "with --support sparse (rows keep up to --support-size entries); use --support-size");
-  reject_if(sparse_only, "multiscale",
+  reject_if(sparse_only,
+            "multiscale",
             "with --support sparse (it aligns coarse cells first anyway); drop --multiscale");
   for (const char* flag : {"support-size", "support-cells", "support-regrow-every"}) {
     reject_if(o.support == Support::kDense, flag, "with --support dense; drop one of them");
   }
+  // The exact solver's settings do nothing when the sampled solver is requested, and the
+  // threshold only tunes --solver auto.
+  for (const char* flag : {"exact-method",
+                           "exact-max-iter",
+                           "exact-tol",
+                           "mirror-iter",
+                           "mirror-eps",
+                           "mirror-eps-final",
+                           "starts",
+                           "start-budget"}) {
+    reject_if(o.solver == SolverKind::kSampled, flag, "with --solver sampled; drop one of them");
+  }
+  reject_if(o.solver != SolverKind::kAuto,
+            "exact-max-work",
+            "without --solver auto (it sets auto's threshold)");
   // With an explicit --mode, the settings of the other modes and of auto do nothing.
   if (o.distance_mode) {
     const std::string mode(to_string(*o.distance_mode));
     reject_if(true, "precomputed-max-nodes", "with --mode " + mode + " (it tunes --mode auto)");
-    reject_if(*o.distance_mode != DistanceMode::kLandmark, "landmarks",
+    reject_if(*o.distance_mode != DistanceMode::kLandmark,
+              "landmarks",
               "with --mode " + mode + " (it sets --mode landmark)");
-    reject_if(*o.distance_mode != DistanceMode::kDijkstra, "dijkstra-cache-mb",
+    reject_if(*o.distance_mode != DistanceMode::kDijkstra,
+              "dijkstra-cache-mb",
               "with --mode " + mode + " (it sets --mode dijkstra)");
   }
 }
@@ -333,8 +432,7 @@ void check_geometry_flags(const cxxopts::ParseResult& flags,
   GW_CHECK(points || !flags.count("knn"),
            "--knn has no effect: it builds the kNN graph of a point cloud, and neither side is one "
                << sides << "; drop --knn");
-  for (const char* flag :
-       {"mode", "landmarks", "dijkstra-cache-mb", "precomputed-max-nodes"}) {
+  for (const char* flag : {"mode", "landmarks", "dijkstra-cache-mb", "precomputed-max-nodes"}) {
     GW_CHECK(computed || !flags.count(flag),
              "--" << flag << " has no effect: distances are given, not computed " << sides
                   << "; drop --" << flag);

@@ -1,0 +1,895 @@
+// The exact-gradient GW solver (Options::solver = kExact): dense distance matrices, the square-loss
+// gradient by GEMMs, conditional gradient with network-simplex vertices and an exact line search,
+// KL-proximal mirror descent on the warm-started Sinkhorn, and several starts ranked by exact loss.
+//
+// Work per iteration (n x k, dense matrices dx n x n, dy k x k):
+//   conditional gradient  one product dx S dy with the vertex S sparse (at most n + k - 1
+//                         entries): n k min(n, k) multiply-adds as one GEMM after a sparse pass;
+//                         the linear OT on a restricted arc set plus an O(n k) pricing pass.
+//   mirror descent        dx T dy with T dense: n k (n + k) multiply-adds (two GEMMs), plus
+//                         the inner Sinkhorn.
+// The GEMMs go through the instruction-set dispatched kernel of the sampled loop
+// (gw_cost_kernels_impl.h, out = A B^T); the distance matrices are symmetric, so B^T = B where
+// that saves a transpose.
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <utility>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/progress.h"
+#include "core/timer.h"
+#include "sinkhorn/sinkhorn.h"
+#include "solver/exact.h"
+#include "solver/gw_cost_kernels_impl.h"
+#include "solver/solver_impl.h"
+
+namespace gw::detail {
+
+namespace {
+
+template <typename S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One vertex of the transport polytope as a list of entries.
+struct Vertex {
+  std::vector<Index> rows, cols;
+  std::vector<double> values;
+  std::vector<double> column_potentials;  // the linear OT's column duals
+};
+
+// F(T + alpha D) = F(T) + a alpha + b alpha^2 -> the minimizing alpha in [0, 1].
+double step_from_coefficients(double a, double b) {
+  if (b > 0.0) return std::clamp(-a / (2.0 * b), 0.0, 1.0);
+  return a + b <= 0.0 ? 1.0 : 0.0;  // concave or linear along the segment: an end point
+}
+
+// The finest relative decrease of F that conditional gradient on float32 products tests for: the
+// products carry ~1e-7 relative error per entry, and F = r^T dx^2 r + c^T dy^2 c - 2 <A, T> loses
+// about two more digits to cancellation (F is ~1e-3 of either term on the spiral benchmark).
+constexpr double kFloatRelativeTolerance = 1e-5;
+
+template <typename S>
+class ExactGw {
+ public:
+  // dx, dy: symmetric, row-major; feature: n x k or null.
+  ExactGw(Mat<S> dx,
+          Mat<S> dy,
+          std::span<const double> p,
+          std::span<const double> q,
+          const double* feature,
+          double fused_weight)
+      : n_(static_cast<Index>(dx.rows())),
+        k_(static_cast<Index>(dy.rows())),
+        dx_(std::move(dx)),
+        dy_(std::move(dy)),
+        p_(p.begin(), p.end()),
+        q_(q.begin(), q.end()),
+        w_(fused_weight) {
+    feature_ptr_ = feature;
+    if (feature != nullptr && w_ > 0.0) {
+      feature_ = Eigen::Map<const Mat<double>>(feature, n_, k_).template cast<S>();
+    }
+  }
+
+  Index n() const { return n_; }
+  const Mat<S>& dx() const { return dx_; }
+  const Mat<S>& dy() const { return dy_; }
+  const double* feature_f64() const { return feature_ptr_; }
+  Index k() const { return k_; }
+  const Mat<S>& plan() const { return t_; }
+  // The plan for in-place writes; call update_product() after changing it.
+  Mat<S>& mutable_plan() { return t_; }
+  std::span<const double> p() const { return p_; }
+  std::span<const double> q() const { return q_; }
+
+  void set_plan(std::span<const double> plan) {
+    t_ = Eigen::Map<const Mat<double>>(plan.data(), n_, k_).template cast<S>();
+    update_product();
+  }
+  std::vector<double> plan_f64() const {
+    std::vector<double> out(static_cast<std::size_t>(n_) * k_);
+    Eigen::Map<Mat<double>>(out.data(), n_, k_) = t_.template cast<double>();
+    return out;
+  }
+
+  // F(T) with T's own marginals (exact for any plan).
+  double objective() {
+    marginal_terms();
+    double cross = 0.0, linear = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
+      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
+      double row = 0.0;
+      for (Index j = 0; j < k_; ++j) row += static_cast<double>(a[j]) * t[j];
+      cross += row;
+      if (feature_.size() != 0) {
+        const S* c = feature_.data() + static_cast<std::size_t>(i) * k_;
+        double lin = 0.0;
+        for (Index j = 0; j < k_; ++j) lin += static_cast<double>(c[j]) * t[j];
+        linear += lin;
+      }
+    }
+    const double loss = r_.dot(rx_) + c_.dot(cy_) - 2.0 * cross;
+    loss_ = loss;
+    return (1.0 - w_) * loss + w_ * linear;
+  }
+  // The pure GW loss of the last objective() call.
+  double loss() const { return loss_; }
+
+  // dF/dT into grad_ (after objective(), which sets the marginal terms).
+  const Mat<S>& gradient() {
+    grad_.resize(n_, k_);
+    const double gw = 2.0 * (1.0 - w_);
+    for (Index i = 0; i < n_; ++i) {
+      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
+      S* g = grad_.data() + static_cast<std::size_t>(i) * k_;
+      const S* c = feature_.size() ? feature_.data() + static_cast<std::size_t>(i) * k_ : nullptr;
+      for (Index j = 0; j < k_; ++j) {
+        double v = gw * (rx_[i] + cy_[j] - 2.0 * static_cast<double>(a[j]));
+        if (c != nullptr) v += w_ * static_cast<double>(c[j]);
+        g[j] = static_cast<S>(v);
+      }
+    }
+    return grad_;
+  }
+
+  const Mat<S>& gradient_matrix() const { return grad_; }
+
+  // Coefficients of F(T + alpha (S - T)) = F(T) + a alpha + b alpha^2 for a vertex S, computing
+  // v_ = dx S dy on the way. Needs gradient() of the current plan.
+  std::pair<double, double> segment(const Vertex& s) {
+    vertex_product(s);
+    // D = S - T; <G, D>; <dx D dy, D> = <V - A, S - T>; the marginal terms of Q(D, D).
+    double g_s = 0.0, v_s = 0.0, a_s = 0.0;
+    std::vector<double> rd(n_), cd(k_);
+    for (std::size_t e = 0; e < s.values.size(); ++e) {
+      const std::size_t at = static_cast<std::size_t>(s.rows[e]) * k_ + s.cols[e];
+      g_s += s.values[e] * static_cast<double>(grad_.data()[at]);
+      v_s += s.values[e] * static_cast<double>(v_.data()[at]);
+      a_s += s.values[e] * static_cast<double>(a_.data()[at]);
+      rd[s.rows[e]] += s.values[e];
+      cd[s.cols[e]] += s.values[e];
+    }
+    double g_t = 0.0, v_t = 0.0, a_t = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      const std::size_t base = static_cast<std::size_t>(i) * k_;
+      double gr = 0.0, vr = 0.0, ar = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        const double t = t_.data()[base + j];
+        gr += t * grad_.data()[base + j];
+        vr += t * v_.data()[base + j];
+        ar += t * a_.data()[base + j];
+      }
+      g_t += gr;
+      v_t += vr;
+      a_t += ar;
+    }
+    for (Index i = 0; i < n_; ++i) rd[i] -= r_[i];
+    for (Index j = 0; j < k_; ++j) cd[j] -= c_[j];
+    const double quad_marg = square_form(dx_, rd) + square_form(dy_, cd);
+    const double cross = v_s - v_t - a_s + a_t;  // <dx D dy, D>
+    const double a = g_s - g_t;
+    const double b = (1.0 - w_) * (quad_marg - 2.0 * cross);
+    return {a, b};
+  }
+
+  // T <- (1 - alpha) T + alpha S, and dx T dy with it (from v_ of the last segment()).
+  void step(const Vertex& s, double alpha) {
+    const S keep = static_cast<S>(1.0 - alpha);
+    t_ *= keep;
+    a_ = keep * a_ + static_cast<S>(alpha) * v_;
+    for (std::size_t e = 0; e < s.values.size(); ++e) {
+      t_(s.rows[e], s.cols[e]) += static_cast<S>(alpha * s.values[e]);
+    }
+  }
+
+  // A = dx T dy for the current dense plan: Z = T dy (dy symmetric), then dx Z.
+  void update_product() {
+    const auto gemm = gw_cost_kernels().gemm_abt<S>();
+    z_.resize(n_, k_);
+    gemm(t_.data(), dy_.data(), n_, k_, k_, z_.data(), k_);
+    zt_ = z_.transpose();
+    a_.resize(n_, k_);
+    gemm(dx_.data(), zt_.data(), n_, k_, n_, a_.data(), k_);
+  }
+
+ private:
+  // x^T (d o d) x for a symmetric matrix d.
+  static double square_form(const Mat<S>& d, const std::vector<double>& x) {
+    const Index m = static_cast<Index>(d.rows());
+    double total = 0.0;
+    for (Index i = 0; i < m; ++i) {
+      if (x[i] == 0.0) continue;
+      const S* row = d.data() + static_cast<std::size_t>(i) * m;
+      double s = 0.0;
+      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
+      total += x[i] * s;
+    }
+    return total;
+  }
+
+  // r_, c_ (the plan's marginals), rx_ = dx^2 r, cy_ = dy^2 c.
+  void marginal_terms() {
+    r_ = Eigen::VectorXd::Zero(n_);
+    c_ = Eigen::VectorXd::Zero(k_);
+    for (Index i = 0; i < n_; ++i) {
+      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
+      double row = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        row += t[j];
+        c_[j] += t[j];
+      }
+      r_[i] = row;
+    }
+    rx_ = squared_times(dx_, r_);
+    cy_ = squared_times(dy_, c_);
+  }
+  static Eigen::VectorXd squared_times(const Mat<S>& d, const Eigen::VectorXd& x) {
+    const Index m = static_cast<Index>(d.rows());
+    Eigen::VectorXd out(m);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < m; ++i) {
+      const S* row = d.data() + static_cast<std::size_t>(i) * m;
+      double s = 0.0;
+      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
+      out[i] = s;
+    }
+    return out;
+  }
+
+  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds.
+  void vertex_product(const Vertex& s) {
+    const auto gemm = gw_cost_kernels().gemm_abt<S>();
+    v_.resize(n_, k_);
+    if (n_ <= k_) {
+      // W = (S dy)^T (k x n): column i of W gathers v dy.row(j) over S's entries (i, j, v).
+      zt_.setZero(k_, n_);
+      for (std::size_t e = 0; e < s.values.size(); ++e) {
+        const S v = static_cast<S>(s.values[e]);
+        const S* row = dy_.data() + static_cast<std::size_t>(s.cols[e]) * k_;
+        S* col = zt_.data() + s.rows[e];
+        for (Index l = 0; l < k_; ++l) col[static_cast<std::size_t>(l) * n_] += v * row[l];
+      }
+      gemm(dx_.data(), zt_.data(), n_, k_, n_, v_.data(), k_);  // dx W^T
+    } else {
+      // Z = dx S (n x k): column j of Z gathers v dx.row(i) over S's entries (i, j, v).
+      z_.setZero(n_, k_);
+      for (std::size_t e = 0; e < s.values.size(); ++e) {
+        const S v = static_cast<S>(s.values[e]);
+        const S* row = dx_.data() + static_cast<std::size_t>(s.rows[e]) * n_;
+        S* col = z_.data() + s.cols[e];
+        for (Index l = 0; l < n_; ++l) col[static_cast<std::size_t>(l) * k_] += v * row[l];
+      }
+      gemm(z_.data(), dy_.data(), n_, k_, k_, v_.data(), k_);  // Z dy^T = Z dy
+    }
+  }
+
+  Index n_, k_;
+  Mat<S> dx_, dy_, feature_;
+  std::vector<double> p_, q_;
+  double w_;
+  Mat<S> t_, a_, v_, grad_, z_, zt_;
+  Eigen::VectorXd r_, c_, rx_, cy_;
+  double loss_ = 0.0;
+  const double* feature_ptr_ = nullptr;
+};
+
+Vertex to_vertex(LinearOtPlan&& lp) {
+  return {std::move(lp.rows),
+          std::move(lp.cols),
+          std::move(lp.values),
+          std::move(lp.column_potentials)};
+}
+
+template <typename S>
+LinearOtPlan linear_ot(const Mat<S>& cost,
+                       std::span<const double> p,
+                       std::span<const double> q,
+                       const Vertex* previous) {
+  LinearOtHints hints;
+  if (previous != nullptr) {
+    hints.rows = previous->rows;
+    hints.cols = previous->cols;
+    hints.column_hint = previous->column_potentials;
+  }
+  return solve_linear_ot(std::span<const S>(cost.data(), static_cast<std::size_t>(cost.size())),
+                         static_cast<Index>(cost.rows()),
+                         static_cast<Index>(cost.cols()),
+                         p,
+                         q,
+                         hints);
+}
+
+// The dense max-normalized distance matrix of a provider (as the exact loss uses it).
+template <typename S>
+Mat<S> dense_distances(const DistanceProvider& provider) {
+  const Index n = provider.num_nodes();
+  std::vector<Index> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<float> block(static_cast<std::size_t>(n) * n);
+  provider.distances_to(all, block);
+  clamp_and_normalize(block, true);
+  Mat<S> out = Eigen::Map<const Mat<float>>(block.data(), n, n).template cast<S>();
+  // Symmetrize: the gradient formula needs it, and provider rows may differ in the last bit.
+  out = (0.5 * (out + out.transpose())).eval();
+  return out;
+}
+
+// What one start produced.
+struct StartOutcome {
+  std::vector<double> plan;
+  double objective = std::numeric_limits<double>::infinity();
+  double loss = std::numeric_limits<double>::infinity();
+  int iterations = 0;
+  Termination termination = Termination::kMaxIterations;
+  std::string message;
+  std::vector<IterationRecord> log;
+  // Conditional-gradient state (see ExactRunner::conditional_gradient).
+  int cg_iterations = 0;
+  bool done = false;
+  Vertex previous;
+};
+
+template <typename S>
+class ExactRunner {
+ public:
+  ExactRunner(PreparedProblem& pb, const Options& options, ExactGw<S>& gw, Result& result)
+      : pb_(pb), opt_(options), gw_(gw), result_(result) {}
+
+  // Conditional gradient from the current plan of gw_ (on the polytope), at most `budget` more
+  // iterations (out.iterations counts across calls; out.previous carries the last vertex, whose
+  // support and duals seed the next linear OT). Sets out.done when a stopping test fired.
+  void conditional_gradient(StartOutcome& out, int budget) {
+    double objective = gw_.objective();
+    const double tol = std::is_same_v<S, double>
+                           ? opt_.exact_tolerance
+                           : std::max(opt_.exact_tolerance, kFloatRelativeTolerance);
+    out.termination = Termination::kMaxIterations;
+    out.message = "conditional gradient ran exact_max_iterations = " +
+                  std::to_string(opt_.exact_max_iterations) + " iterations";
+    for (int it = 0; it < budget && out.cg_iterations < opt_.exact_max_iterations; ++it) {
+      Vertex vertex;
+      {
+        ScopedPhase phase(result_.timings, "exact_gradient");
+        gw_.gradient();
+      }
+      {
+        ScopedPhase phase(result_.timings, "exact_linear_ot");
+        vertex = to_vertex(linear_ot<S>(gw_.gradient_matrix(),
+                                        gw_.p(),
+                                        gw_.q(),
+                                        out.previous.values.empty() ? nullptr : &out.previous));
+      }
+      std::pair<double, double> coef;
+      {
+        ScopedPhase phase(result_.timings, "exact_product");
+        coef = gw_.segment(vertex);
+      }
+      const double gap = -coef.first;
+      const double alpha = step_from_coefficients(coef.first, coef.second);
+      const double scale = std::max(std::abs(objective), 1e-300);
+      if (gap <= tol * scale || alpha <= 0.0) {
+        out.done = true;
+        out.termination = Termination::kConverged;
+        out.message = "conditional gradient converged: Frank-Wolfe gap " + format_double(gap) +
+                      (alpha <= 0.0 ? " with no descent step" : " <= exact_tolerance") + " after " +
+                      std::to_string(out.cg_iterations) + " iterations";
+        break;
+      }
+      gw_.step(vertex, alpha);
+      double next = gw_.objective();  // also refreshes the marginal terms of the next gradient
+      if constexpr (!std::is_same_v<S, double>) {
+        // float32 products resolve F to ~1e-6 relative only; the quadratic model of the step,
+        // evaluated in double, tracks it without that noise (and never increases).
+        next = objective + alpha * coef.first + alpha * alpha * coef.second;
+      }
+      ++out.iterations;
+      ++out.cg_iterations;
+      if (!record(out, next, gap, 0.0, 0)) {
+        objective = next;
+        break;
+      }
+      const double decrease = objective - next;
+      objective = next;
+      out.previous = std::move(vertex);
+      if (decrease <= tol * scale) {
+        out.done = true;
+        out.termination = Termination::kConverged;
+        out.message = "conditional gradient converged: relative decrease " +
+                      format_double(decrease / scale) + " <= exact_tolerance after " +
+                      std::to_string(out.cg_iterations) + " iterations";
+        break;
+      }
+    }
+    if (out.cg_iterations >= opt_.exact_max_iterations) out.done = true;
+    out.objective = objective;
+    out.loss = gw_.loss();
+  }
+
+  // KL-proximal mirror descent from the current plan of gw_ (any positive plan):
+  // T_{t+1} = argmin_{T in Pi(p, q)} <G_t / 2, T> + epsilon_t KL(T | T_t), i.e. Sinkhorn on
+  // cost_t = G_t / 2 + (epsilon_t / epsilon_{t-1}) cost_{t-1}, cost_{-1} = -epsilon_0 log T_0,
+  // warm-started from the previous potentials scaled by the same ratio.
+  void mirror_descent(StartOutcome& out, int iterations) {
+    const Index n = gw_.n(), k = gw_.k();
+    Mat<S> cost(n, k);
+    {
+      const Mat<S>& t = gw_.plan();
+      const double eps0 = opt_.mirror_epsilon;
+      for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < k; ++j)
+          cost(i, j) =
+              static_cast<S>(-eps0 * std::log(std::max(static_cast<double>(t(i, j)), 1e-300)));
+    }
+    std::vector<double> f(n, 0.0), g(k, 0.0);
+    SinkhornOptions so;
+    so.max_iterations = opt_.mirror_sinkhorn_iterations;
+    so.tolerance = 1e-5;
+    so.precision = std::is_same_v<S, double> ? Precision::kF64 : Precision::kF32;
+    so.threads = opt_.threads;
+    double previous_eps = opt_.mirror_epsilon;
+    double objective = gw_.objective();
+    for (int t = 0; t < iterations; ++t) {
+      const double eps =
+          iterations > 1
+              ? opt_.mirror_epsilon * std::pow(opt_.mirror_epsilon_final / opt_.mirror_epsilon,
+                                               static_cast<double>(t) / (iterations - 1))
+              : opt_.mirror_epsilon;
+      const double ratio = eps / previous_eps;
+      {
+        ScopedPhase phase(result_.timings, "exact_gradient");
+        const Mat<S>& grad = gw_.gradient();
+        cost = (static_cast<S>(0.5) * grad + static_cast<S>(ratio) * cost).eval();
+      }
+      for (double& v : f) v *= ratio;
+      for (double& v : g) v *= ratio;
+      SinkhornResult sr;
+      {
+        ScopedPhase phase(result_.timings, "exact_sinkhorn");
+        const CostView view(cost.data(), n, k);
+        sr = sinkhorn(view, pb_.p, pb_.q, eps, f, g, so);
+        if (sr.termination == SinkhornTermination::kNonFinite) break;
+        sinkhorn_plan(view, f, g, eps, PlanView(gw_.mutable_plan().data(), n, k), so);
+      }
+      previous_eps = eps;
+      {
+        ScopedPhase phase(result_.timings, "exact_product");
+        gw_.update_product();
+      }
+      const double next = gw_.objective();
+      ++out.iterations;
+      const bool go_on = record(out, next, std::abs(objective - next), eps, sr.iterations);
+      objective = next;
+      if (!go_on) break;
+    }
+    out.objective = objective;
+    out.loss = gw_.loss();
+    if (cancelled_) return;
+    out.termination = Termination::kMaxIterations;
+    out.message = "mirror descent ran " + std::to_string(out.iterations) + " iterations";
+  }
+
+  static std::string format_double(double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.3g", v);
+    return buffer;
+  }
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  // Appends an iteration to the log and reports it to the progress callback; false when the
+  // callback asked to stop (then out is marked cancelled).
+  bool record(StartOutcome& out, double objective, double change, double eps, int inner) {
+    IterationRecord rec;
+    rec.iteration = static_cast<int>(out.log.size()) + 1;
+    rec.cost = objective;
+    rec.error = change;
+    rec.epsilon = eps;
+    rec.sinkhorn_iterations = inner;
+    rec.sinkhorn_error = std::numeric_limits<double>::quiet_NaN();
+    rec.seconds = watch_.seconds();
+    out.log.push_back(rec);
+    if (opt_.progress) {
+      const Progress progress{
+          rec.iteration, opt_.exact_max_iterations, objective, change, eps, rec.seconds};
+      if (!opt_.progress(progress)) {
+        cancelled_ = true;
+        out.done = true;
+        out.termination = Termination::kCancelled;
+        out.message =
+            "cancelled by the progress callback at iteration " + std::to_string(rec.iteration);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  PreparedProblem& pb_;
+  const Options& opt_;
+  ExactGw<S>& gw_;
+  Result& result_;
+  Stopwatch watch_;
+  bool cancelled_ = false;
+};
+
+// distance_quantile_profiles (exact.h) on a row-major n x n matrix of either precision: the exact
+// version of what distance_profile_features estimates from sampled anchors.
+template <typename S>
+Mat<double> dense_profiles(const S* d, Index n, std::span<const double> weights, int quantiles) {
+  Mat<double> out(n, quantiles);
+#pragma omp parallel
+  {
+    std::vector<std::pair<double, double>> row(n);
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      const S* di = d + static_cast<std::size_t>(i) * n;
+      for (Index l = 0; l < n; ++l) row[l] = {static_cast<double>(di[l]), weights[l]};
+      std::sort(row.begin(), row.end());
+      double total = 0.0;
+      for (const auto& entry : row) total += entry.second;
+      double cumulative = row[0].second;
+      Index at = 0;
+      for (int q = 0; q < quantiles; ++q) {
+        const double level = (q + 0.5) / quantiles * total;
+        while (cumulative < level && at + 1 < n) cumulative += row[++at].second;
+        out(i, q) = row[at].first;
+      }
+    }
+  }
+  return out;
+}
+
+// The distance-profile starts of the exact solver. Both compare the nodes' distance distributions
+// (Memoli's first lower bound) under the cost C_ij = |P_i - R_j|^2 / Q of their quantile
+// profiles: "profiles" is the entropic plan of distance_profile_plan (Sinkhorn at
+// profile_epsilon x mean C, profile_sinkhorn_iterations iterations), "profile-vertex" the exact
+// network-simplex plan. The profiles are exact (every node's whole row) when both sides have at
+// most profile_anchors nodes, else drawn as distance_profile_features draws them.
+template <typename S>
+class ProfileStarts {
+ public:
+  ProfileStarts(const PreparedProblem& pb, const Options& options, const ExactGw<S>& gw)
+      : pb_(pb), options_(options), gw_(gw) {}
+
+  std::vector<double> entropic() {
+    const Mat<double>& c = cost();
+    const Index n = pb_.n, k = pb_.k;
+    std::vector<double> plan(static_cast<std::size_t>(n) * k);
+    const double mean = c.mean();
+    if (!(mean > 0.0)) {  // every profile alike: nothing to prefer, p q^T
+      for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < k; ++j) plan[static_cast<std::size_t>(i) * k + j] = pb_.p[i] * pb_.q[j];
+      return plan;
+    }
+    std::vector<double> f(n, 0.0), g(k, 0.0);
+    SinkhornOptions so;
+    so.max_iterations = options_.profile_sinkhorn_iterations;
+    so.tolerance = 0.0;
+    so.precision = Precision::kF64;
+    so.threads = options_.threads;
+    const CostView view(c.data(), n, k);
+    const double epsilon = options_.profile_epsilon * mean;
+    sinkhorn(view, pb_.p, pb_.q, epsilon, f, g, so);
+    sinkhorn_plan(view, f, g, epsilon, PlanView(plan.data(), n, k), so);
+    double mass = 0.0;
+    for (double t : plan) mass += t;
+    GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass), ErrorCode::kInternal,
+                  "distance-profile start has mass " << mass);
+    for (double& t : plan) t /= mass;
+    return plan;
+  }
+
+  std::vector<double> vertex() {
+    const Mat<double>& c = cost();
+    const Index n = pb_.n, k = pb_.k;
+    LinearOtPlan lp =
+        solve_linear_ot(std::span<const double>(c.data(), c.size()), n, k, pb_.p, pb_.q);
+    std::vector<double> plan(static_cast<std::size_t>(n) * k, 0.0);
+    for (std::size_t e = 0; e < lp.values.size(); ++e) {
+      plan[static_cast<std::size_t>(lp.rows[e]) * k + lp.cols[e]] += lp.values[e];
+    }
+    return plan;
+  }
+
+ private:
+  const Mat<double>& cost() {
+    if (cost_.size() != 0) return cost_;
+    const Index n = pb_.n, k = pb_.k;
+    Mat<double> a, b;
+    const int quantiles = options_.profile_quantiles;
+    if (std::max(n, k) <= options_.profile_anchors) {
+      a = dense_profiles(gw_.dx().data(), n, pb_.p, quantiles);
+      b = dense_profiles(gw_.dy().data(), k, pb_.q, quantiles);
+    } else {
+      const DistanceProfiles profiles = distance_profile_features(pb_, options_);
+      a = Eigen::Map<const Mat<float>>(profiles.source.data(), n, profiles.quantiles)
+              .template cast<double>();
+      b = Eigen::Map<const Mat<float>>(profiles.target.data(), k, profiles.quantiles)
+              .template cast<double>();
+    }
+    const double scale = 1.0 / static_cast<double>(a.cols());
+    cost_ = (-2.0 * scale) * a * b.transpose();
+    const Eigen::VectorXd an = a.rowwise().squaredNorm() * scale;
+    const Eigen::VectorXd bn = b.rowwise().squaredNorm() * scale;
+    cost_.colwise() += an;
+    cost_.rowwise() += bn.transpose();
+    cost_ = cost_.cwiseMax(0.0);
+    return cost_;
+  }
+
+  const PreparedProblem& pb_;
+  const Options& options_;
+  const ExactGw<S>& gw_;
+  Mat<double> cost_;
+};
+
+template <typename S>
+void run_exact_typed(PreparedProblem& pb,
+                     const Options& options,
+                     std::vector<double>& plan,
+                     Result& result) {
+  const Index n = pb.n, k = pb.k;
+  const double w = options.fused_weight;
+  Mat<S> dx, dy;
+  {
+    ScopedPhase phase(result.timings, "exact_setup");
+    dx = dense_distances<S>(*pb.source);
+    dy = dense_distances<S>(*pb.target);
+  }
+  ExactGw<S> gw(std::move(dx),
+                std::move(dy),
+                pb.p,
+                pb.q,
+                pb.feature_cost ? pb.feature_cost->values.data() : nullptr,
+                w);
+  ExactRunner<S> runner(pb, options, gw, result);
+  ProfileStarts<S> profile_starts(pb, options, gw);
+
+  // The starts, in order of preference.
+  std::vector<std::string> names;
+  if (!pb.initial_plan.empty()) {
+    names.push_back("given");
+  } else {
+    names.push_back(options.initial_plan == InitialPlan::kProduct ? "product" : "profiles");
+    names.push_back(options.initial_plan == InitialPlan::kProduct ? "profiles" : "product");
+    names.push_back("profile-vertex");
+  }
+  names.resize(std::min<std::size_t>(names.size(), static_cast<std::size_t>(options.starts)));
+  const double work = exact_iteration_work(n, k);
+  const bool mirror = options.exact_method == ExactMethod::kMirrorDescent;
+  const bool sampled_basin =
+      options.exact_method == ExactMethod::kHybrid && work > options.hybrid_sampled_work;
+  // The sampled basin phase: a short schedule (epsilon decays over it), no polishing (the
+  // conditional-gradient iterations polish exactly).
+  Options basin_options = options;
+  basin_options.max_iterations = std::min(options.max_iterations, options.hybrid_basin_iterations);
+  basin_options.min_iterations = std::min(options.min_iterations, basin_options.max_iterations);
+  basin_options.epsilon_decay_iterations =
+      std::min(options.epsilon_decay_iterations, basin_options.max_iterations);
+  basin_options.polish_iterations = 0;
+  // With several starts, each runs `probe` iterations first; the best one then runs to the end.
+  const int probe = names.size() > 1 && !mirror ? options.start_probe_iterations : 0;
+
+  Stopwatch watch;
+  double first_seconds = 0.0;
+  std::vector<StartOutcome> outcomes;
+  std::vector<std::vector<double>> probe_plans;
+  for (std::size_t s = 0; s < names.size(); ++s) {
+    if (runner.cancelled()) break;
+    if (s > 0 && watch.seconds() + first_seconds > options.start_time_budget) break;
+    Stopwatch start_watch;
+    const std::string& name = names[s];
+    std::vector<double> start;
+    {
+      ScopedPhase phase(result.timings, "init");
+      if (name == "given") {
+        start = pb.initial_plan;
+      } else if (name == "profiles") {
+        start = profile_starts.entropic();
+      } else if (name == "product") {
+        start.resize(static_cast<std::size_t>(n) * k);
+        for (Index i = 0; i < n; ++i)
+          for (Index j = 0; j < k; ++j)
+            start[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
+      } else {
+        start = profile_starts.vertex();
+      }
+    }
+    StartOutcome out;
+    if (mirror) {
+      gw.set_plan(start);
+      runner.mirror_descent(out, options.mirror_iterations);
+      out.done = true;
+    } else {
+      if (sampled_basin && name != "profile-vertex") {
+        // The basin from the sampled loop: cheap iterations on M anchors instead of exact ones.
+        PreparedProblem basin = pb;
+        basin.initial_plan = std::move(start);
+        basin.window = LoopWindow{};
+        Result sampled;
+        std::vector<double> sampled_plan;
+        run_cpu_loop(basin, basin_options, sampled_plan, sampled);
+        for (const auto& [phase, seconds] : sampled.timings.entries()) {
+          result.timings.add("basin_" + phase, seconds);
+        }
+        out.iterations += sampled.iterations;
+        start = std::move(sampled_plan);
+      }
+      {
+        ScopedPhase phase(result.timings, "exact_project");
+        project_to_marginals(start, pb.p, pb.q);
+      }
+      gw.set_plan(start);
+      runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
+    }
+    const double seconds = start_watch.seconds();
+    if (s == 0) first_seconds = seconds;
+    result.starts.push_back({name, out.loss, out.objective, out.iterations, seconds});
+    probe_plans.push_back(gw.plan_f64());
+    outcomes.push_back(std::move(out));
+  }
+  std::size_t best = 0;
+  for (std::size_t s = 1; s < outcomes.size(); ++s) {
+    if (outcomes[s].objective < outcomes[best].objective) best = s;
+  }
+  StartOutcome& kept = outcomes[best];
+  if (!kept.done) {
+    // The best probe continues where it stopped.
+    Stopwatch more;
+    gw.set_plan(probe_plans[best]);
+    runner.conditional_gradient(kept, options.exact_max_iterations);
+    StartRecord& record = result.starts[best];
+    record.gw_loss = kept.loss;
+    record.objective = kept.objective;
+    record.iterations = kept.iterations;
+    record.seconds += more.seconds();
+    probe_plans[best] = gw.plan_f64();
+  }
+  result.start_chosen = static_cast<int>(best);
+  plan = std::move(probe_plans[best]);
+  result.iterations = kept.iterations;
+  result.termination = kept.termination;
+  result.message = kept.message;
+  result.log = std::move(kept.log);
+  result.gw_cost_estimate = kept.objective;
+  // The loss of the kept plan, exactly (dense matrices at hand); solve() keeps it when the plan
+  // needs no rounding (conditional-gradient plans are convex combinations of vertices).
+  result.gw_loss = kept.loss;
+  if constexpr (!std::is_same_v<S, double>) {
+    // The float32 run's loss, recomputed in float64 for the report.
+    ScopedPhase phase(result.timings, "loss");
+    ExactGw<double> exact(gw.dx().template cast<double>(),
+                          gw.dy().template cast<double>(),
+                          pb.p,
+                          pb.q,
+                          gw.feature_f64(),
+                          w);
+    exact.set_plan(plan);
+    result.gw_cost_estimate = exact.objective();
+    result.gw_loss = exact.loss();
+  }
+  result.gw_loss_exact = true;
+  result.gw_loss_stderr = 0.0;
+}
+
+}  // namespace
+
+void run_exact(PreparedProblem& pb,
+               const Options& options,
+               std::vector<double>& plan,
+               Result& result) {
+  if (!pb.source) {
+    // fused_weight = 1: plain exact OT on the feature cost.
+    const DenseMatrix<double>& c = *pb.feature_cost;
+    LinearOtPlan lp = solve_linear_ot(std::span<const double>(c.values), pb.n, pb.k, pb.p, pb.q);
+    plan.assign(static_cast<std::size_t>(pb.n) * pb.k, 0.0);
+    for (std::size_t e = 0; e < lp.values.size(); ++e) {
+      plan[static_cast<std::size_t>(lp.rows[e]) * pb.k + lp.cols[e]] += lp.values[e];
+    }
+    result.iterations = 1;
+    result.termination = Termination::kConverged;
+    result.message = "exact linear OT on the feature cost (fused_weight = 1)";
+    result.gw_cost_estimate = lp.cost;
+    return;
+  }
+  const double work = exact_iteration_work(pb.n, pb.k);
+  // Small problems run on one thread: their GEMMs are too short to share, and the linear OT is
+  // sequential anyway (this also keeps many concurrent small solves from oversubscribing cores).
+  std::optional<ScopedThreads> single;
+  if (work <= kExactSingleThreadWork) {
+    single.emplace(1);
+    result.threads = 1;
+  }
+  if (options.precision == Precision::kF64 || work <= kExactDoubleWork) {
+    run_exact_typed<double>(pb, options, plan, result);
+  } else {
+    run_exact_typed<float>(pb, options, plan, result);
+  }
+}
+
+}  // namespace gw::detail
+
+namespace gw {
+
+void gw_gradient(std::span<const double> dx,
+                 std::span<const double> dy,
+                 std::span<const double> plan,
+                 Index n,
+                 Index k,
+                 std::span<double> gradient) {
+  GW_CHECK(dx.size() == static_cast<std::size_t>(n) * n &&
+               dy.size() == static_cast<std::size_t>(k) * k &&
+               plan.size() == static_cast<std::size_t>(n) * k &&
+               gradient.size() == static_cast<std::size_t>(n) * k,
+           "gw_gradient: shapes do not match " << n << " x " << k);
+  using M = detail::Mat<double>;
+  detail::ExactGw<double> gw(Eigen::Map<const M>(dx.data(), n, n),
+                             Eigen::Map<const M>(dy.data(), k, k),
+                             {},
+                             {},
+                             nullptr,
+                             0.0);
+  gw.set_plan(plan);
+  gw.objective();
+  Eigen::Map<M>(gradient.data(), n, k) = gw.gradient();
+}
+
+double gw_line_search(std::span<const double> dx,
+                      std::span<const double> dy,
+                      std::span<const double> plan,
+                      std::span<const double> vertex,
+                      Index n,
+                      Index k,
+                      std::span<const double> feature_cost,
+                      double fused_weight) {
+  GW_CHECK(dx.size() == static_cast<std::size_t>(n) * n &&
+               dy.size() == static_cast<std::size_t>(k) * k &&
+               plan.size() == static_cast<std::size_t>(n) * k &&
+               vertex.size() == static_cast<std::size_t>(n) * k,
+           "gw_line_search: shapes do not match " << n << " x " << k);
+  GW_CHECK(fused_weight == 0.0 || feature_cost.size() == static_cast<std::size_t>(n) * k,
+           "gw_line_search: fused_weight " << fused_weight << " needs an n x k feature cost");
+  using M = detail::Mat<double>;
+  detail::ExactGw<double> gw(Eigen::Map<const M>(dx.data(), n, n),
+                             Eigen::Map<const M>(dy.data(), k, k),
+                             {},
+                             {},
+                             feature_cost.empty() ? nullptr : feature_cost.data(),
+                             fused_weight);
+  gw.set_plan(plan);
+  gw.objective();
+  gw.gradient();
+  detail::Vertex s;
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = 0; j < k; ++j) {
+      const double v = vertex[static_cast<std::size_t>(i) * k + j];
+      if (v == 0.0) continue;
+      s.rows.push_back(i);
+      s.cols.push_back(j);
+      s.values.push_back(v);
+    }
+  }
+  const auto [a, b] = gw.segment(s);
+  return detail::step_from_coefficients(a, b);
+}
+
+std::vector<double> distance_quantile_profiles(std::span<const double> d,
+                                               Index n,
+                                               std::span<const double> weights,
+                                               int quantiles) {
+  GW_CHECK(n > 0 && d.size() == static_cast<std::size_t>(n) * n &&
+               weights.size() == static_cast<std::size_t>(n) && quantiles > 0,
+           "distance_quantile_profiles: needs an n x n matrix, n weights and quantiles > 0 (n = "
+               << n << ", quantiles = " << quantiles << ")");
+  const detail::Mat<double> out = detail::dense_profiles(d.data(), n, weights, quantiles);
+  return std::vector<double>(out.data(), out.data() + out.size());
+}
+
+}  // namespace gw

@@ -1,0 +1,109 @@
+// Building blocks of the exact-gradient GW solver (Options::solver = kExact, see options.h): the
+// square-loss GW gradient on dense distance matrices, the exact line search of the conditional-
+// gradient step, and exact linear optimal transport by network simplex (LEMON's NetworkSimplex).
+// gw::solve runs them; they are public so that callers and tests can use them directly.
+//
+// Conventions shared by every function here: distance matrices are dense, row-major, symmetric
+// (dx n x n, dy k x k), used as given (no normalization); plans and costs are n x k row-major;
+// marginals p (n) and q (k) are non-negative. The square-loss GW objective of a plan T is
+//     L(T) = sum_{i,j,k,l} (dx_ik - dy_jl)^2 T_ij T_kl
+// and the fused objective with feature cost C (n x k) and weight w in [0, 1] is
+//     F(T) = (1 - w) L(T) + w <C, T>.
+// All functions are reentrant and allocate their own workspace; they use the calling thread's
+// OpenMP thread count for the GEMMs (none when it is 1).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "core/types.h"
+
+namespace gw {
+
+// dL/dT at `plan`: G_ij = 2 [ (dx^2 r)_i + (dy^2 c)_j - 2 (dx T dy)_ij ], r and c the plan's own
+// row and column sums, dx^2 the entrywise square (Peyre, Cuturi & Solomon 2016, Prop. 1; valid for
+// symmetric dx, dy). Two GEMMs, O(n^2 k + n k^2). Writes n x k values into `gradient`.
+void gw_gradient(std::span<const double> dx,
+                 std::span<const double> dy,
+                 std::span<const double> plan,
+                 Index n,
+                 Index k,
+                 std::span<double> gradient);
+
+// The step of a conditional-gradient iteration: the alpha in [0, 1] minimizing
+// F(T + alpha (S - T)) for a plan T and a vertex S with the same marginals (the square loss makes
+// F quadratic in alpha: F(T) + a alpha + b alpha^2, both coefficients from one dx D dy product,
+// D = S - T). `feature_cost` may be empty when fused_weight == 0. Ties go to the larger step.
+double gw_line_search(std::span<const double> dx,
+                      std::span<const double> dy,
+                      std::span<const double> plan,
+                      std::span<const double> vertex,
+                      Index n,
+                      Index k,
+                      std::span<const double> feature_cost = {},
+                      double fused_weight = 0.0);
+
+// Optional inputs of solve_linear_ot that speed it up without changing its result.
+struct LinearOtHints {
+  // Candidate arcs per row and per column of the first restricted problem, and arcs added per row
+  // in each pricing round.
+  int candidates = 8;
+  // Pairs that join the first restricted problem (e.g. the support of the previous solution).
+  std::span<const Index> rows;
+  std::span<const Index> cols;
+  // Column duals of a previous, similar problem (k entries): the rows' candidates are then their
+  // cheapest arcs in reduced cost c_ij - hint_j instead of in c_ij.
+  std::span<const double> column_hint;
+};
+
+// An optimal plan of min <C, T> over {T >= 0 : T 1 = p, T^T 1 = q} as a sparse list of its
+// nonzero entries (a basic solution: at most n + k - 1 of them).
+struct LinearOtPlan {
+  std::vector<Index> rows;
+  std::vector<Index> cols;
+  std::vector<double> values;
+  double cost = 0.0;  // <C, T>
+  int rounds = 0;     // network-simplex solves (restricted problem, then after pricing)
+  Offset arcs = 0;    // arcs of the last restricted problem
+  // The optimal duals of the columns (k entries; 0 for zero-mass columns), up to a common shift:
+  // a good `column_hint` for the next problem when the cost changes little.
+  std::vector<double> column_potentials;
+};
+
+// Exact linear OT by LEMON's NetworkSimplex (block-search pivoting). The masses are scaled to
+// 64-bit integers (exactly when both sides are uniform and lcm(n', k') <= 2^50, n', k' the
+// positive-mass counts; otherwise to a total of 2^50, an error of at most 2^-50 per entry), the
+// costs stay double. Zero-mass rows and columns are left out. Instead of the dense n k arcs, the
+// solver starts from a restricted problem: each row's and each column's `candidates` cheapest
+// arcs, the hinted pairs, and a north-west-corner basis that makes it feasible; then it prices
+// every arc with the duals (reduced cost c_ij + pi_i - pi_j) and adds each row's most negative
+// ones until none is below -1e-12 max|C| (the dense problem's optimality condition), or solves the
+// dense problem after 12 rounds. p and q must have equal positive sums (relative 1e-9;
+// kInvalidArgument otherwise). Single-threaded.
+LinearOtPlan solve_linear_ot(std::span<const double> cost,
+                             Index n,
+                             Index k,
+                             std::span<const double> p,
+                             std::span<const double> q,
+                             const LinearOtHints& hints = {});
+// The same for a float32 cost (the exact solver's kF32 path).
+LinearOtPlan solve_linear_ot(std::span<const float> cost,
+                             Index n,
+                             Index k,
+                             std::span<const double> p,
+                             std::span<const double> q,
+                             const LinearOtHints& hints = {});
+
+// The distance profiles behind the exact solver's "profiles" and "profile-vertex" starts
+// (Options::profile_anchors): for each row i of a dense n x n distance matrix d (row-major), the
+// quantiles of the distribution that puts mass weights[l] on d_il, at the levels (q + 1/2) / Q of
+// the total weight, q < Q = quantiles. The quantile at a level is the smallest d_il whose
+// cumulative weight, entries taken in increasing order of distance, reaches the level. Weights are
+// non-negative with a positive sum. Returns n x Q values, row-major. O(n^2 log n), rows split over
+// the calling thread's OpenMP threads.
+std::vector<double> distance_quantile_profiles(std::span<const double> d,
+                                               Index n,
+                                               std::span<const double> weights,
+                                               int quantiles);
+
+}  // namespace gw

@@ -1,0 +1,534 @@
+// The exact-gradient solver (solver/exact.h, Options::solver = kExact): its gradient, line search
+// and network-simplex OT against plain oracles, and the solver's guarantees end to end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "solver/exact.h"
+#include "solver/metrics.h"
+#include "solver/solve.h"
+
+namespace gw {
+namespace {
+
+// Sums of a few hundred products of values in [0, 2]: a few ulps of the result each.
+constexpr double kSumTolerance = 1e-12;
+
+std::vector<double> random_metric(Rng& rng, Index n, int d = 3) {
+  std::vector<double> pts(static_cast<std::size_t>(n) * d);
+  for (double& x : pts) x = rng.uniform();
+  std::vector<double> m(static_cast<std::size_t>(n) * n);
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int t = 0; t < d; ++t) {
+        s += (pts[i * d + t] - pts[j * d + t]) * (pts[i * d + t] - pts[j * d + t]);
+      }
+      m[i * n + j] = std::sqrt(s);
+    }
+  }
+  return m;
+}
+
+// L(T) by its definition, sum_{ijkl} (dx_ik - dy_jl)^2 T_ij T_kl.
+double loss_oracle(const std::vector<double>& dx,
+                   const std::vector<double>& dy,
+                   const std::vector<double>& t,
+                   Index n,
+                   Index k) {
+  double total = 0.0;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < k; ++j)
+      for (Index a = 0; a < n; ++a)
+        for (Index b = 0; b < k; ++b) {
+          const double d = dx[i * n + a] - dy[j * k + b];
+          total += d * d * t[i * k + j] * t[a * k + b];
+        }
+  return total;
+}
+
+// A uniform permutation plan (n x n, entries 1/n).
+std::vector<double> permutation_plan(const std::vector<Index>& perm) {
+  const Index n = static_cast<Index>(perm.size());
+  std::vector<double> t(static_cast<std::size_t>(n) * n, 0.0);
+  for (Index i = 0; i < n; ++i) t[i * n + perm[i]] = 1.0 / n;
+  return t;
+}
+
+std::vector<Index> random_permutation(Rng& rng, Index n) {
+  std::vector<Index> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (Index i = n - 1; i > 0; --i) {
+    std::swap(perm[i], perm[static_cast<Index>(rng.uniform() * (i + 1)) % (i + 1)]);
+  }
+  return perm;
+}
+
+TEST(ExactGradient, MatchesQuadrupleLoopOracle) {
+  Rng rng(11);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Index n = 4 + trial, k = 6 - trial / 2;
+    const std::vector<double> dx = random_metric(rng, n), dy = random_metric(rng, k);
+    std::vector<double> t(static_cast<std::size_t>(n) * k);
+    for (double& x : t) x = rng.uniform();  // any non-negative plan, marginals of its own
+    std::vector<double> grad(t.size());
+    gw_gradient(dx, dy, t, n, k, grad);
+    for (Index i = 0; i < n; ++i) {
+      for (Index j = 0; j < k; ++j) {
+        double expected = 0.0;
+        for (Index a = 0; a < n; ++a)
+          for (Index b = 0; b < k; ++b) {
+            const double d = dx[i * n + a] - dy[j * k + b];
+            expected += 2.0 * d * d * t[a * k + b];
+          }
+        EXPECT_NEAR(grad[i * k + j], expected, kSumTolerance * std::max(1.0, std::abs(expected)))
+            << "entry " << i << ", " << j << " of trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(ExactLineSearch, MatchesBruteForceAlongTheSegment) {
+  Rng rng(12);
+  const Index n = 7;
+  // F along the segment is sampled at this many points; the exact step must do at least as well
+  // as the best sample (up to rounding).
+  constexpr int kGrid = 2001;
+  for (int trial = 0; trial < 8; ++trial) {
+    const std::vector<double> dx = random_metric(rng, n), dy = random_metric(rng, n);
+    // T: a mixture of two permutations; S: a third one (same uniform marginals).
+    const std::vector<double> t1 = permutation_plan(random_permutation(rng, n));
+    const std::vector<double> t2 = permutation_plan(random_permutation(rng, n));
+    const std::vector<double> s = permutation_plan(random_permutation(rng, n));
+    std::vector<double> t(t1.size());
+    const double mix = rng.uniform();
+    for (std::size_t e = 0; e < t.size(); ++e) t[e] = mix * t1[e] + (1.0 - mix) * t2[e];
+    const bool fused = trial % 2 == 1;
+    std::vector<double> feature;
+    const double w = fused ? 0.3 : 0.0;
+    if (fused) {
+      feature.resize(t.size());
+      for (double& c : feature) c = rng.uniform();
+    }
+    auto objective = [&](double alpha) {
+      std::vector<double> x(t.size());
+      for (std::size_t e = 0; e < t.size(); ++e) x[e] = t[e] + alpha * (s[e] - t[e]);
+      double linear = 0.0;
+      for (std::size_t e = 0; e < feature.size(); ++e) linear += feature[e] * x[e];
+      return (1.0 - w) * loss_oracle(dx, dy, x, n, n) + w * linear;
+    };
+    const double alpha = gw_line_search(dx, dy, t, s, n, n, feature, w);
+    ASSERT_GE(alpha, 0.0);
+    ASSERT_LE(alpha, 1.0);
+    double best = std::numeric_limits<double>::infinity();
+    for (int g = 0; g < kGrid; ++g) best = std::min(best, objective(g / (kGrid - 1.0)));
+    EXPECT_LE(objective(alpha), best + kSumTolerance) << "trial " << trial << ", alpha " << alpha;
+  }
+}
+
+// min over permutations of sum_i cost(i, perm(i)) / n, by enumeration.
+double best_assignment(const std::vector<double>& cost, const std::vector<Index>& rows, Index k) {
+  std::vector<Index> cols(rows.size());
+  std::iota(cols.begin(), cols.end(), 0);
+  double best = std::numeric_limits<double>::infinity();
+  do {
+    double total = 0.0;
+    for (std::size_t r = 0; r < rows.size(); ++r) total += cost[rows[r] * k + cols[r]];
+    best = std::min(best, total);
+  } while (std::next_permutation(cols.begin(), cols.end()));
+  return best / static_cast<double>(rows.size());
+}
+
+void expect_feasible(const LinearOtPlan& plan,
+                     const std::vector<double>& p,
+                     const std::vector<double>& q,
+                     const std::vector<double>& cost,
+                     Index k) {
+  std::vector<double> r(p.size(), 0.0), c(q.size(), 0.0);
+  double total = 0.0;
+  for (std::size_t e = 0; e < plan.values.size(); ++e) {
+    EXPECT_GT(plan.values[e], 0.0);
+    r[plan.rows[e]] += plan.values[e];
+    c[plan.cols[e]] += plan.values[e];
+    total += plan.values[e] * cost[plan.rows[e] * k + plan.cols[e]];
+  }
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(r[i], p[i], kSumTolerance);
+  for (std::size_t j = 0; j < q.size(); ++j) EXPECT_NEAR(c[j], q[j], kSumTolerance);
+  EXPECT_NEAR(total, plan.cost, kSumTolerance);
+  EXPECT_LE(plan.values.size(), p.size() + q.size() - 1);  // a basic solution
+}
+
+TEST(LinearOt, MatchesAssignmentByEnumerationIncludingTiesAndZeroMasses) {
+  Rng rng(13);
+  const Index n = 6;
+  for (int trial = 0; trial < 30; ++trial) {
+    // Zero-mass row/column in every third trial: a 7 x 7 problem whose 6 x 6 active block is an
+    // assignment problem.
+    const bool zero_mass = trial % 3 == 2;
+    const Index rows_n = zero_mass ? n + 1 : n;
+    std::vector<double> cost(static_cast<std::size_t>(rows_n) * rows_n);
+    for (double& c : cost) {
+      // Odd trials: costs in {0, 1, 2}, many ties and degenerate optima.
+      c = trial % 2 == 1 ? std::floor(rng.uniform() * 3.0) : rng.uniform();
+    }
+    std::vector<double> p(rows_n, 1.0 / n), q(rows_n, 1.0 / n);
+    std::vector<Index> active(rows_n);
+    std::iota(active.begin(), active.end(), 0);
+    if (zero_mass) {
+      const Index zr = trial % rows_n, zc = (trial * 5) % rows_n;
+      p[zr] = 0.0;
+      q[zc] = 0.0;
+      active.erase(active.begin() + zr);
+      // Make the zero-mass column unattractive to nobody: give it the cheapest costs, which a
+      // solver that ignored its zero mass would use.
+      for (Index i = 0; i < rows_n; ++i) cost[i * rows_n + zc] = -1.0;
+      std::vector<double> reduced;
+      std::vector<Index> keep_cols;
+      for (Index j = 0; j < rows_n; ++j)
+        if (j != zc) keep_cols.push_back(j);
+      reduced.resize(static_cast<std::size_t>(rows_n) * n);
+      for (Index i = 0; i < rows_n; ++i)
+        for (Index c = 0; c < n; ++c) reduced[i * n + c] = cost[i * rows_n + keep_cols[c]];
+      const double expected = best_assignment(reduced, active, n);
+      for (int candidates : {1, 8}) {
+        LinearOtHints hints;
+        hints.candidates = candidates;
+        const LinearOtPlan plan =
+            solve_linear_ot(std::span<const double>(cost), rows_n, rows_n, p, q, hints);
+        EXPECT_NEAR(plan.cost, expected, kSumTolerance) << "trial " << trial;
+        expect_feasible(plan, p, q, cost, rows_n);
+      }
+      continue;
+    }
+    const double expected = best_assignment(cost, active, n);
+    // candidates = 1 starts from a tiny restricted problem: the pricing rounds must find the rest.
+    for (int candidates : {1, 8}) {
+      LinearOtHints hints;
+      hints.candidates = candidates;
+      const LinearOtPlan plan = solve_linear_ot(std::span<const double>(cost), n, n, p, q, hints);
+      EXPECT_NEAR(plan.cost, expected, kSumTolerance) << "trial " << trial;
+      expect_feasible(plan, p, q, cost, n);
+      const std::vector<float> cost32(cost.begin(), cost.end());
+      const LinearOtPlan plan32 =
+          solve_linear_ot(std::span<const float>(cost32), n, n, p, q, hints);
+      double expected32 = 0.0;  // the float costs are the same small integers / close values
+      for (std::size_t e = 0; e < plan32.values.size(); ++e)
+        expected32 += plan32.values[e] * cost[plan32.rows[e] * n + plan32.cols[e]];
+      EXPECT_NEAR(expected32, expected, 1e-6) << "float32 cost, trial " << trial;
+    }
+  }
+}
+
+TEST(LinearOt, NonUniformMassesMatchTheDenseProblem) {
+  Rng rng(14);
+  const Index n = 9, k = 12;
+  for (int trial = 0; trial < 10; ++trial) {
+    std::vector<double> cost(static_cast<std::size_t>(n) * k);
+    for (double& c : cost) c = rng.uniform();
+    std::vector<double> p(n), q(k);
+    double ps = 0.0, qs = 0.0;
+    for (double& x : p) ps += (x = rng.uniform() + 0.1);
+    for (double& x : q) qs += (x = rng.uniform() + 0.1);
+    for (double& x : p) x /= ps;
+    for (double& x : q) x /= qs;
+    // The restricted start with one candidate per row against every arc from the start (the
+    // candidates cover all columns, so the first restricted problem is the dense one).
+    LinearOtHints narrow, dense;
+    narrow.candidates = 1;
+    dense.candidates = k;
+    const LinearOtPlan a = solve_linear_ot(std::span<const double>(cost), n, k, p, q, narrow);
+    const LinearOtPlan b = solve_linear_ot(std::span<const double>(cost), n, k, p, q, dense);
+    EXPECT_NEAR(a.cost, b.cost, 1e-9) << "trial " << trial;  // 2^-50 mass scaling per entry
+    expect_feasible(a, p, q, cost, k);
+  }
+}
+
+// Random points in the plane, n of them, as a float distance matrix (no normalization needed:
+// the solver max-normalizes).
+DenseMatrix<float> point_distances(const std::vector<double>& pts, Index n) {
+  DenseMatrix<float> d;
+  d.rows = d.cols = n;
+  d.values.resize(static_cast<std::size_t>(n) * n);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) {
+      const double dx = pts[2 * i] - pts[2 * j], dy = pts[2 * i + 1] - pts[2 * j + 1];
+      d.values[i * n + j] = static_cast<float>(std::sqrt(dx * dx + dy * dy));
+    }
+  return d;
+}
+
+std::vector<double> random_points(Rng& rng, Index n) {
+  std::vector<double> pts(2 * static_cast<std::size_t>(n));
+  for (double& x : pts) x = rng.uniform();
+  return pts;
+}
+
+Problem random_problem(Rng& rng, Index n, Index k) {
+  Problem problem;
+  problem.source = Geometry::from_distances(point_distances(random_points(rng, n), n));
+  problem.target = Geometry::from_distances(point_distances(random_points(rng, k), k));
+  return problem;
+}
+
+TEST(ExactSolver, ConditionalGradientObjectiveNeverIncreases) {
+  Rng rng(15);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Problem problem = random_problem(rng, 30 + 5 * trial, 40);
+    Options options;
+    options.solver = SolverKind::kExact;
+    options.exact_method = ExactMethod::kConditionalGradient;
+    options.starts = 1;
+    options.initial_plan = trial == 0 ? InitialPlan::kProduct : InitialPlan::kDistanceProfiles;
+    const Result result = solve(problem, options);
+    ASSERT_EQ(result.solver, "exact");
+    ASSERT_GE(result.log.size(), 2u);
+    for (std::size_t t = 1; t < result.log.size(); ++t) {
+      EXPECT_LE(result.log[t].cost, result.log[t - 1].cost * (1.0 + kSumTolerance))
+          << "iteration " << t << " of trial " << trial;
+    }
+    EXPECT_TRUE(result.gw_loss_exact);
+    EXPECT_NEAR(result.gw_loss, result.log.back().cost, kSumTolerance);
+    EXPECT_NEAR(result.plan_mass, 1.0, 1e-12);
+  }
+}
+
+TEST(ExactSolver, ReportedLossIsTheExactLossOfTheReturnedPlan) {
+  Rng rng(16);
+  const Index n = 12, k = 15;
+  const std::vector<double> xs = random_points(rng, n), ys = random_points(rng, k);
+  Problem problem;
+  problem.source = Geometry::from_distances(point_distances(xs, n));
+  problem.target = Geometry::from_distances(point_distances(ys, k));
+  Options options;
+  options.solver = SolverKind::kExact;
+  const Result result = solve(problem, options);
+  // The oracle on the max-normalized float matrices the solver saw.
+  auto normalized = [](const DenseMatrix<float>& d) {
+    const float top = *std::max_element(d.values.begin(), d.values.end());
+    std::vector<double> out(d.values.size());
+    for (std::size_t e = 0; e < out.size(); ++e) out[e] = static_cast<double>(d.values[e] / top);
+    return out;
+  };
+  const std::vector<double> dx = normalized(point_distances(xs, n));
+  const std::vector<double> dy = normalized(point_distances(ys, k));
+  EXPECT_NEAR(result.gw_loss, loss_oracle(dx, dy, result.plan, n, k), 1e-9);
+}
+
+TEST(ExactSolver, MirrorDescentObjectiveDecreasesWithinTolerance) {
+  // Each proximal step solves its Sinkhorn problem to a marginal error of 1e-5 (at most
+  // mirror_sinkhorn_iterations iterations), so the objective of the iterates may rise by about
+  // that much relative between steps; over the run it must fall.
+  constexpr double kMirrorStepTolerance = 1e-3;
+  Rng rng(17);
+  const Problem problem = random_problem(rng, 40, 50);
+  Options options;
+  options.solver = SolverKind::kExact;
+  options.exact_method = ExactMethod::kMirrorDescent;
+  options.mirror_iterations = 30;
+  options.mirror_sinkhorn_iterations = 200;
+  options.starts = 1;
+  options.initial_plan = InitialPlan::kProduct;
+  const Result result = solve(problem, options);
+  ASSERT_EQ(result.log.size(), 30u);
+  for (std::size_t t = 1; t < result.log.size(); ++t) {
+    EXPECT_LE(result.log[t].cost, result.log[t - 1].cost * (1.0 + kMirrorStepTolerance))
+        << "iteration " << t;
+  }
+  EXPECT_LT(result.log.back().cost, 0.5 * result.log.front().cost);
+}
+
+TEST(ExactSolver, RecoversThePermutationOfAnIsomorphicCopy) {
+  Rng rng(18);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Index n = 60;
+    const std::vector<double> pts = random_points(rng, n);  // generic: no symmetry, unique optimum
+    const std::vector<Index> perm = random_permutation(rng, n);
+    std::vector<double> permuted(pts.size());
+    for (Index i = 0; i < n; ++i) {  // target node perm[i] is source node i
+      permuted[2 * perm[i]] = pts[2 * i];
+      permuted[2 * perm[i] + 1] = pts[2 * i + 1];
+    }
+    Problem problem;
+    problem.source = Geometry::from_distances(point_distances(pts, n));
+    problem.target = Geometry::from_distances(point_distances(permuted, n));
+    Options options;
+    options.solver = SolverKind::kExact;
+    const Result result = solve(problem, options);
+    EXPECT_DOUBLE_EQ(node_correctness(result.matching, perm), 1.0) << "trial " << trial;
+    EXPECT_LT(result.gw_loss, 1e-12);
+  }
+}
+
+TEST(ExactSolver, FusedWithFeaturesOnlyIsTheExactLinearProgram) {
+  Rng rng(19);
+  const Index n = 6;
+  Problem problem;
+  problem.source = Geometry::nodes_only(n);
+  problem.target = Geometry::nodes_only(n);
+  DenseMatrix<double> cost;
+  cost.rows = cost.cols = n;
+  cost.values.resize(n * n);
+  for (double& c : cost.values) c = rng.uniform();
+  problem.feature_cost = cost;
+  Options options;
+  options.solver = SolverKind::kExact;
+  options.fused_weight = 1.0;
+  const Result result = solve(problem, options);
+  std::vector<Index> rows(n);
+  std::iota(rows.begin(), rows.end(), 0);
+  double total = 0.0;
+  for (std::size_t e = 0; e < result.plan.size(); ++e) total += result.plan[e] * cost.values[e];
+  EXPECT_NEAR(total, best_assignment(cost.values, rows, n), kSumTolerance);
+}
+
+TEST(ExactSolver, FusedObjectiveNeverIncreases) {
+  Rng rng(20);
+  Problem problem = random_problem(rng, 25, 30);
+  DenseMatrix<double> cost;
+  cost.rows = 25;
+  cost.cols = 30;
+  cost.values.resize(25 * 30);
+  for (double& c : cost.values) c = rng.uniform();
+  problem.feature_cost = cost;
+  Options options;
+  options.solver = SolverKind::kExact;
+  options.exact_method = ExactMethod::kConditionalGradient;
+  options.fused_weight = 0.5;
+  options.starts = 1;
+  const Result result = solve(problem, options);
+  ASSERT_GE(result.log.size(), 1u);
+  for (std::size_t t = 1; t < result.log.size(); ++t) {
+    EXPECT_LE(result.log[t].cost, result.log[t - 1].cost * (1.0 + kSumTolerance));
+  }
+}
+
+TEST(ExactSolver, EveryStartIsReportedAndTheBestIsKept) {
+  Rng rng(21);
+  const Problem problem = random_problem(rng, 30, 35);
+  Options options;
+  options.solver = SolverKind::kExact;
+  options.starts = 3;
+  options.start_time_budget = 1e9;
+  const Result result = solve(problem, options);
+  ASSERT_EQ(result.starts.size(), 3u);
+  EXPECT_EQ(result.starts[0].name, "profiles");
+  EXPECT_EQ(result.starts[1].name, "product");
+  EXPECT_EQ(result.starts[2].name, "profile-vertex");
+  ASSERT_GE(result.start_chosen, 0);
+  for (const StartRecord& s : result.starts) {
+    EXPECT_GE(s.objective, result.starts[result.start_chosen].objective);
+  }
+  EXPECT_DOUBLE_EQ(result.gw_loss, result.starts[result.start_chosen].gw_loss);
+}
+
+// The quantile by its definition, without sorting: the smallest d_il whose weight of entries at
+// most d_il reaches the level.
+double quantile_oracle(const std::vector<double>& d,
+                       Index n,
+                       Index i,
+                       const std::vector<double>& w,
+                       double level) {
+  double best = std::numeric_limits<double>::infinity();
+  for (Index c = 0; c < n; ++c) {
+    const double x = d[i * n + c];
+    double below = 0.0;
+    for (Index l = 0; l < n; ++l) {
+      if (d[i * n + l] <= x) below += w[l];
+    }
+    if (below >= level && x < best) best = x;
+  }
+  return best;
+}
+
+TEST(DistanceQuantileProfiles, MatchTheDefinitionWithRandomAndZeroWeights) {
+  Rng rng(31);
+  // n = 37 and Q = 8 keep (q + 1/2) n / Q off the integers, so with uniform weights no level
+  // falls on a cumulative sum; random weights miss them with probability 1. The result is then
+  // an entry of the row picked by comparisons, and the two sides must agree exactly.
+  const Index n = 37;
+  const int quantiles = 8;
+  for (int trial = 0; trial < 3; ++trial) {
+    const std::vector<double> d = random_metric(rng, n);
+    std::vector<double> w(n, 1.0 / n);
+    if (trial > 0) {
+      for (double& x : w) x = rng.uniform();
+    }
+    if (trial == 2) {
+      for (Index l = 0; l < n; l += 5) w[l] = 0.0;  // zero-mass nodes are never a quantile
+    }
+    double total = 0.0;
+    for (double x : w) total += x;
+    const std::vector<double> profiles = distance_quantile_profiles(d, n, w, quantiles);
+    ASSERT_EQ(profiles.size(), static_cast<std::size_t>(n) * quantiles);
+    for (Index i = 0; i < n; ++i) {
+      for (int q = 0; q < quantiles; ++q) {
+        const double level = (q + 0.5) / quantiles * total;
+        EXPECT_EQ(profiles[i * quantiles + q], quantile_oracle(d, n, i, w, level))
+            << "row " << i << " level " << q << " trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(SolverChoice, AutoPicksExactUpToTheThresholdAndSampledAbove) {
+  Rng rng(22);
+  const Problem problem = random_problem(rng, 20, 30);
+  const double work = 20.0 * 30.0 * (20.0 + 30.0);
+  Options options;  // solver = auto
+  options.exact_max_work = work;
+  Result at = solve(problem, options);
+  EXPECT_EQ(at.solver, "exact") << at.solver_reason;
+  EXPECT_NE(at.solver_reason.find("<= exact_max_work"), std::string::npos) << at.solver_reason;
+  options.exact_max_work = work - 1.0;
+  Result above = solve(problem, options);
+  EXPECT_EQ(above.solver, "sampled") << above.solver_reason;
+  EXPECT_NE(above.solver_reason.find("> exact_max_work"), std::string::npos);
+  EXPECT_TRUE(above.starts.empty());
+  // The default threshold takes this small problem exactly.
+  EXPECT_EQ(solve(problem, Options{}).solver, "exact");
+  // Unbalanced problems go to the sampled solver, and the reason says so.
+  Options unbalanced;
+  unbalanced.rho_a = 1.0;
+  const Result relaxed = solve(problem, unbalanced);
+  EXPECT_EQ(relaxed.solver, "sampled");
+  EXPECT_NE(relaxed.solver_reason.find("unbalanced"), std::string::npos) << relaxed.solver_reason;
+}
+
+TEST(SolverChoice, ExactRefusesWhatItCannotSolve) {
+  Rng rng(23);
+  const Problem problem = random_problem(rng, 10, 12);
+  Options options;
+  options.solver = SolverKind::kExact;
+  options.rho_b = 0.5;
+  try {
+    solve(problem, options);
+    ADD_FAILURE() << "solver = exact accepted an unbalanced problem";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("--solver sampled"), std::string::npos) << e.what();
+  }
+  options = Options{};
+  options.solver = SolverKind::kSampled;
+  EXPECT_EQ(solve(problem, options).solver, "sampled");
+}
+
+TEST(SolverChoice, NamesRoundTrip) {
+  for (SolverKind s : {SolverKind::kAuto, SolverKind::kSampled, SolverKind::kExact}) {
+    EXPECT_EQ(solver_kind_from_string(to_string(s)), s);
+  }
+  for (ExactMethod m :
+       {ExactMethod::kHybrid, ExactMethod::kConditionalGradient, ExactMethod::kMirrorDescent}) {
+    EXPECT_EQ(exact_method_from_string(to_string(m)), m);
+  }
+  EXPECT_FALSE(solver_kind_from_string("fast"));
+  EXPECT_FALSE(exact_method_from_string("simplex"));
+}
+
+}  // namespace
+}  // namespace gw
