@@ -383,7 +383,7 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
   auto chunk_begin = [&](int c) { return static_cast<Index>(static_cast<Offset>(n) * c / chunks); };
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
-    Offset* count = &cursor[static_cast<std::size_t>(c) * n];
+    Offset* count = cursor.data() + static_cast<std::size_t>(c) * n;  // n may be 0
     for (std::size_t p = static_cast<std::size_t>(chunk_begin(c)) * k;
          p < static_cast<std::size_t>(chunk_begin(c + 1)) * k;
          ++p) {
@@ -404,7 +404,7 @@ CsrGraph symmetrize_knn(const KnnResult& knn) {
   std::vector<float> in_dist(nk);
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
-    Offset* next = &cursor[static_cast<std::size_t>(c) * n];
+    Offset* next = cursor.data() + static_cast<std::size_t>(c) * n;
     for (Index i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
       for (int t = 0; t < k; ++t) {
         const std::size_t p = static_cast<std::size_t>(i) * k + t;
