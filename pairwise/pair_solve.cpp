@@ -103,6 +103,9 @@ Options default_pair_options() {
   // 150 x 150 pair its GEMMs were a third of the solve, and 200 reach the same losses (measured
   // on the shape classes of `gwalign generate shapes`).
   options.warmup_anchors = 200;
+  // The solver stays Options' default, auto: at these sizes gw::solve runs the exact-gradient
+  // solver (bench/RESULTS.md: equal or lower losses than POT's CG); the settings below are the
+  // sampled loop's, used with --solver sampled or on spaces too large for the exact solver.
   // On 120 pairs of 100-200-point shapes (bench/RESULTS.md), a warmer start and finish
   // (epsilon 3e-3 -> 1e-3 instead of 1e-3 -> 5e-4) and 20 iterations before the stopping tests
   // instead of 50 gave slightly lower losses (median 1.12x POT's CG optimum instead of 1.13x) in

@@ -171,6 +171,38 @@ TEST(PairwiseCli, MpiRunKilledInOneRankResumesToTheSameMatrix) {
   EXPECT_TRUE(bitwise_equal(matrix(one), matrix(two)));
 }
 
+// --solver picks the per-pair solver and the report says which; a sampled-loop flag makes auto
+// sampled (it would do nothing under the exact solver) and is a usage error with --solver exact.
+TEST(PairwiseCli, SolverFlagChoosesThePerPairSolverAndSampledFlagsNeverGoInert) {
+  ScratchDir dir;
+  const std::string input = shapes(dir, 1, 3);
+  auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "pairwise", input, "-o", dir.file(name + ".h5"), "--quiet", "--json", dir.file(name + ".json")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const RunResult r = gwalign(args, dir.path());
+    EXPECT_EQ(r.status, 0) << r.err;
+    return parse_json(read_text(dir.file(name + ".json")));
+  };
+  EXPECT_EQ(run("auto", {})["solver"], "auto");
+  EXPECT_EQ(run("exact", {"--solver", "exact"})["solver"], "exact");
+  EXPECT_EQ(run("sampled", {"--solver", "sampled"})["solver"], "sampled");
+  EXPECT_EQ(run("auto_m", {"-M", "30"})["solver"], "sampled");
+  // The two solvers reach different plans: the matrices differ.
+  EXPECT_FALSE(bitwise_equal(matrix(dir.file("exact.h5")), matrix(dir.file("sampled.h5"))));
+  // auto on these 30-50-point spaces runs the exact solver: the same matrix as --solver exact.
+  EXPECT_TRUE(bitwise_equal(matrix(dir.file("auto.h5")), matrix(dir.file("exact.h5"))));
+  const RunResult bad = gwalign(
+      {"pairwise", input, "-o", dir.file("bad.h5"), "--solver", "exact", "--eps", "0.01"}, dir.path());
+  EXPECT_EQ(bad.status, 64) << bad.err;
+  EXPECT_NE(bad.err.find("--eps"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--solver sampled"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bad.h5")));
+  const RunResult unknown =
+      gwalign({"pairwise", input, "-o", dir.file("bad.h5"), "--solver", "fast"}, dir.path());
+  EXPECT_EQ(unknown.status, 64) << unknown.err;
+}
+
 TEST(PairwiseCli, BadCollectionsExitWithSysexitsCodesAndWriteNothing) {
   ScratchDir dir;
   const std::string out = dir.file("out.h5");

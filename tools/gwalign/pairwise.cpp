@@ -90,6 +90,7 @@ std::string report_json(const pairwise::RunSummary& s,
       .member("threads_per_rank", s.threads)
       .member("nearest", options.nearest)
       .member("seed", options.seed)
+      .member("solver", to_string(options.solver.solver))
       .member("checkpoints", s.checkpoints)
       .member("checkpoint_write_seconds", s.checkpoint_write_seconds)
       .member("seconds", s.seconds)
@@ -147,13 +148,17 @@ int run_pairwise_command(int argc, char** argv) {
          cxxopts::value<std::string>()->default_value("euclidean"))
         ("knn", "neighbours per point with --points knn-geodesic",
          cxxopts::value<int>()->default_value(std::to_string(defaults.knn)))
-        ("M", "anchor pairs per iteration",
+        ("solver", "per-pair solver: auto | sampled | exact (auto: the exact-gradient solver "
+         "where gw::solve picks it, i.e. spaces of up to a few thousand nodes; a sampled-loop "
+         "flag below makes auto sampled)",
+         cxxopts::value<std::string>()->default_value("auto"))
+        ("M", "anchor pairs per iteration (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
-        ("eps", "initial entropic regularization",
+        ("eps", "initial entropic regularization (sampled solver)",
          cxxopts::value<double>()->default_value(format_number(defaults.epsilon)))
-        ("max-iter", "outer iteration limit per pair",
+        ("max-iter", "outer iteration limit per pair (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.max_iterations)))
-        ("min-iter", "iterations before a pair may stop",
+        ("min-iter", "iterations before a pair may stop (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.min_iterations)))
         ("h,help", "print this help");
     // clang-format on
@@ -187,6 +192,23 @@ int run_pairwise_command(int argc, char** argv) {
     options.solver.epsilon = flags["eps"].as<double>();
     options.solver.max_iterations = flags["max-iter"].as<int>();
     options.solver.min_iterations = flags["min-iter"].as<int>();
+    const std::string solver = flags["solver"].as<std::string>();
+    const auto parsed_solver = solver_kind_from_string(solver);
+    GW_CHECK(parsed_solver, "--solver must be auto, sampled or exact, got '" << solver << "'");
+    options.solver.solver = *parsed_solver;
+    // The sampled loop's settings would do nothing under the exact solver: given explicitly, they
+    // make auto sampled (as in gwalign align) and are a usage error with --solver exact.
+    for (const char* flag : {"M", "eps", "max-iter", "min-iter"}) {
+      if (flags.count(flag) == 0) continue;
+      GW_CHECK(options.solver.solver != SolverKind::kExact,
+               "--" << flag << " is a setting of the sampled solver and does nothing with --solver "
+                    "exact; drop it or use --solver sampled");
+      if (options.solver.solver == SolverKind::kAuto) {
+        options.solver.solver = SolverKind::kSampled;
+        options.solver.solver_note =
+            std::string("auto: sampled because --") + flag + " is a sampled-loop setting";
+      }
+    }
     std::string why;
     GW_CHECK(options.solver.is_valid(&why), why);
     options.threads = flags["threads"].as<int>();
