@@ -325,7 +325,7 @@ struct Options {
   // on the transport polytope by network simplex (LEMON), and the exact minimizing step along
   // T -> S (F is quadratic along the segment); the objective never increases. Stops when the
   // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F (at least
-  // 1e-5 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
+  // 1e-6 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
   // exact_max_iterations. Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
   // plus epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
