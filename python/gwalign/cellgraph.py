@@ -32,7 +32,13 @@ def _np(x):
     if x is None:
         return None
     if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor (CPU: shares memory)
-        return x.detach().cpu().numpy()
+        if getattr(x, "is_cuda", False):
+            # .cpu() would copy it to the host behind the caller's back, and an `out=` tensor
+            # would then never be written: refuse instead.
+            raise NotImplementedError(
+                "gwalign.cellgraph: CUDA tensors are not supported; pass tensor.cpu() (the kernels "
+                "run on the CPU here)")
+        return x.detach().numpy()
     return np.asarray(x)
 
 
