@@ -6,31 +6,9 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "distances/precomputed.h"
-#include "distances/providers.h"
-#include "graph/knn.h"
 #include "solver/solve.h"
 
 namespace gw::pairwise {
-namespace {
-
-std::shared_ptr<const DistanceProvider> provider_for_graph(const CsrGraphView& graph,
-                                                           const Options& options) {
-  const DistanceMode mode = options.distance_mode.value_or(
-      graph.num_nodes <= options.auto_precomputed_max_nodes ? DistanceMode::kPrecomputed
-                                                            : DistanceMode::kLandmark);
-  ProviderOptions provider;
-  provider.precomputed.threads = options.threads;
-  provider.dijkstra.threads = options.threads;
-  if (options.dijkstra_cache_bytes > 0) {
-    provider.dijkstra.cache_memory_bytes = options.dijkstra_cache_bytes;
-  }
-  provider.landmark.num_landmarks = options.num_landmarks;
-  provider.landmark.seed = options.seed;
-  provider.landmark.threads = options.threads;
-  return make_distance_provider(graph, mode, provider);
-}
-
-}  // namespace
 
 DenseMatrix<float> euclidean_distances(std::span<const double> points, Index n, int d) {
   GW_CHECK(points.size() == static_cast<std::size_t>(n) * d,
@@ -64,35 +42,9 @@ PreparedSpace prepare_space(const Space& space, const Options& options, PointMet
     prepared.provider = make_dense_provider(std::move(d.values), d.rows, dense);
     return prepared;
   }
-  switch (geometry.kind()) {
-    case Geometry::Kind::kPoints: {
-      KnnGraphOptions knn;
-      knn.k = options.knn;
-      knn.connect = true;
-      const CsrGraph graph = knn_graph(std::span<const double>(geometry.points()),
-                                       geometry.num_nodes(),
-                                       geometry.dimension(),
-                                       knn);
-      prepared.provider = provider_for_graph(graph, options);
-      break;
-    }
-    case Geometry::Kind::kGraph:
-      prepared.provider = provider_for_graph(geometry.graph(), options);
-      break;
-    case Geometry::Kind::kDistances: {
-      DenseOptions dense;
-      dense.threads = options.threads;
-      const DenseMatrix<float>& d = geometry.distances();
-      prepared.provider = make_dense_provider(d.values, d.rows, dense);
-      break;
-    }
-    case Geometry::Kind::kProvider:
-      prepared.provider = geometry.provider();
-      break;
-    case Geometry::Kind::kNodes:
-    case Geometry::Kind::kNone:
-      GW_THROW(ErrorCode::kInvalidArgument, "prepare_space: the space has no distances");
-  }
+  // Every other case exactly as gw::solve builds it (a graph's or the kNN graph's distances, a
+  // given matrix or provider).
+  prepared.provider = distance_provider_for(geometry, options);
   return prepared;
 }
 

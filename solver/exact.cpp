@@ -314,11 +314,7 @@ LinearOtPlan linear_ot(const Mat<S>& cost,
 template <typename S>
 Mat<S> dense_distances(const DistanceProvider& provider) {
   const Index n = provider.num_nodes();
-  std::vector<Index> all(n);
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<float> block(static_cast<std::size_t>(n) * n);
-  provider.distances_to(all, block);
-  clamp_and_normalize(block, true);
+  const std::vector<float> block = detail::normalized_full_distances(provider);
   Mat<S> out = Eigen::Map<const Mat<float>>(block.data(), n, n).template cast<S>();
   // Symmetrize: the gradient formula needs it, and provider rows may differ in the last bit.
   out = (0.5 * (out + out.transpose())).eval();

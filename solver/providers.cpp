@@ -1,5 +1,7 @@
 // Geometry -> DistanceProvider, the one place the solver chooses a distance mode.
+#include <numeric>
 #include <span>
+#include <vector>
 
 #include "core/error.h"
 #include "distances/precomputed.h"
@@ -61,4 +63,23 @@ std::shared_ptr<const DistanceProvider> make_provider(const Geometry& geometry,
   GW_THROW(ErrorCode::kInvalidArgument, "the " << side << " geometry has no distances");
 }
 
+std::vector<float> normalized_full_distances(const DistanceProvider& provider) {
+  const Index n = provider.num_nodes();
+  std::vector<Index> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<float> block(static_cast<std::size_t>(n) * n);
+  provider.distances_to(all, block);
+  clamp_and_normalize(block, true);
+  return block;
+}
+
 }  // namespace gw::detail
+
+namespace gw {
+
+std::shared_ptr<const DistanceProvider> distance_provider_for(const Geometry& geometry,
+                                                              const Options& options) {
+  return detail::make_provider(geometry, options, "given");
+}
+
+}  // namespace gw

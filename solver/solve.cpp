@@ -310,11 +310,7 @@ using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::
 // Full distance matrix of a provider (n x n), max-normalized; for the exact loss.
 RowMatrixD full_distances(const DistanceProvider& provider) {
   const Index n = provider.num_nodes();
-  std::vector<Index> all(n);
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<float> block(static_cast<std::size_t>(n) * n);
-  provider.distances_to(all, block);
-  clamp_and_normalize(block, true);
+  const std::vector<float> block = detail::normalized_full_distances(provider);
   return Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
              block.data(), n, n)
       .cast<double>();

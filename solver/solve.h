@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 
 #include "solver/options.h"
@@ -28,6 +29,15 @@
 namespace gw {
 
 Result solve(const Problem& problem, const Options& options = {});
+
+// The distance provider gw::solve builds for one side: a given provider itself; a dense matrix as
+// given (DenseOptions::threads = options.threads); points through their kNN graph (options.knn,
+// components connected); a graph, and that kNN graph, by precomputed all-pairs or landmark
+// distances (options.distance_mode, or by size: precomputed up to auto_precomputed_max_nodes
+// nodes). Throws kInvalidArgument for a geometry without distances (kNodes, kNone). The provider
+// shares no state with the geometry (its data are copied or computed).
+std::shared_ptr<const DistanceProvider> distance_provider_for(const Geometry& geometry,
+                                                              const Options& options);
 
 // The GW loss sum_{i,j,k,l} (dx_ik - dy_jl)^2 T_ij T_kl of a dense plan (n x k, row-major) for
 // dense distance matrices dx (n x n) and dy (k x k), used as given (no normalization). Computed as

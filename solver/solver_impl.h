@@ -49,6 +49,11 @@ std::shared_ptr<const DistanceProvider> make_provider(const Geometry& geometry,
                                                       const Options& options,
                                                       const char* side);
 
+// Every node's distances to every node (n x n float32, row-major, n = provider.num_nodes()),
+// unreachable pairs clamped and the block divided by its maximum (clamp_and_normalize): the dense
+// matrices of the exact loss and the exact solver. 4 n^2 bytes.
+std::vector<float> normalized_full_distances(const DistanceProvider& provider);
+
 // The slack row/column layout of the augmented Sinkhorn problem.
 struct SlackLayout {
   bool enabled = false;

@@ -101,53 +101,37 @@ class CublasHandle {
 // out (n x k, row-major, row stride ldc) = left (n x inner, row-major) * right (k x inner,
 // row-major)^T. Column-major cuBLAS sees row-major X as X^T, so it computes
 // out^T (k x n) = right * left^T: op(A) = A^T on right's storage, op(B) = B on left's.
+template <typename Real>
 void gemm_rows(cublasHandle_t handle,
                Index n,
                Index k,
                int inner,
-               const float* left,
-               const float* right,
-               float* out,
+               const Real* left,
+               const Real* right,
+               Real* out,
                Offset ldc) {
-  const float one = 1.0f, zero = 0.0f;
-  GW_CUBLAS_CHECK(cublasSgemm(handle,
-                              CUBLAS_OP_T,
-                              CUBLAS_OP_N,
-                              k,
-                              n,
-                              inner,
-                              &one,
-                              right,
-                              inner,
-                              left,
-                              inner,
-                              &zero,
-                              out,
-                              static_cast<int>(ldc)));
-}
-void gemm_rows(cublasHandle_t handle,
-               Index n,
-               Index k,
-               int inner,
-               const double* left,
-               const double* right,
-               double* out,
-               Offset ldc) {
-  const double one = 1.0, zero = 0.0;
-  GW_CUBLAS_CHECK(cublasDgemm(handle,
-                              CUBLAS_OP_T,
-                              CUBLAS_OP_N,
-                              k,
-                              n,
-                              inner,
-                              &one,
-                              right,
-                              inner,
-                              left,
-                              inner,
-                              &zero,
-                              out,
-                              static_cast<int>(ldc)));
+  const Real one = 1, zero = 0;
+  const auto gemm = [&](auto fn) {
+    GW_CUBLAS_CHECK(fn(handle,
+                       CUBLAS_OP_T,
+                       CUBLAS_OP_N,
+                       k,
+                       n,
+                       inner,
+                       &one,
+                       right,
+                       inner,
+                       left,
+                       inner,
+                       &zero,
+                       out,
+                       static_cast<int>(ldc)));
+  };
+  if constexpr (std::is_same_v<Real, float>) {
+    gemm(cublasSgemm);
+  } else {
+    gemm(cublasDgemm);
+  }
 }
 
 template <typename Real>

@@ -13,6 +13,7 @@
 #include "solver/exact.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
+#include "solver/gw_oracles.h"
 
 namespace gw {
 namespace {
@@ -20,38 +21,7 @@ namespace {
 // Sums of a few hundred products of values in [0, 2]: a few ulps of the result each.
 constexpr double kSumTolerance = 1e-12;
 
-std::vector<double> random_metric(Rng& rng, Index n, int d = 3) {
-  std::vector<double> pts(static_cast<std::size_t>(n) * d);
-  for (double& x : pts) x = rng.uniform();
-  std::vector<double> m(static_cast<std::size_t>(n) * n);
-  for (Index i = 0; i < n; ++i) {
-    for (Index j = 0; j < n; ++j) {
-      double s = 0.0;
-      for (int t = 0; t < d; ++t) {
-        s += (pts[i * d + t] - pts[j * d + t]) * (pts[i * d + t] - pts[j * d + t]);
-      }
-      m[i * n + j] = std::sqrt(s);
-    }
-  }
-  return m;
-}
-
-// L(T) by its definition, sum_{ijkl} (dx_ik - dy_jl)^2 T_ij T_kl.
-double loss_oracle(const std::vector<double>& dx,
-                   const std::vector<double>& dy,
-                   const std::vector<double>& t,
-                   Index n,
-                   Index k) {
-  double total = 0.0;
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < k; ++j)
-      for (Index a = 0; a < n; ++a)
-        for (Index b = 0; b < k; ++b) {
-          const double d = dx[i * n + a] - dy[j * k + b];
-          total += d * d * t[i * k + j] * t[a * k + b];
-        }
-  return total;
-}
+using test::random_metric;
 
 // A uniform permutation plan (n x n, entries 1/n).
 std::vector<double> permutation_plan(const std::vector<Index>& perm) {
@@ -121,7 +91,7 @@ TEST(ExactLineSearch, MatchesBruteForceAlongTheSegment) {
       for (std::size_t e = 0; e < t.size(); ++e) x[e] = t[e] + alpha * (s[e] - t[e]);
       double linear = 0.0;
       for (std::size_t e = 0; e < feature.size(); ++e) linear += feature[e] * x[e];
-      return (1.0 - w) * loss_oracle(dx, dy, x, n, n) + w * linear;
+      return (1.0 - w) * test::gw_loss_by_definition(dx, dy, x, n, n) + w * linear;
     };
     const double alpha = gw_line_search(dx, dy, t, s, n, n, feature, w);
     ASSERT_GE(alpha, 0.0);
@@ -317,7 +287,7 @@ TEST(ExactSolver, ReportedLossIsTheExactLossOfTheReturnedPlan) {
   };
   const std::vector<double> dx = normalized(point_distances(xs, n));
   const std::vector<double> dy = normalized(point_distances(ys, k));
-  EXPECT_NEAR(result.gw_loss, loss_oracle(dx, dy, result.plan, n, k), 1e-9);
+  EXPECT_NEAR(result.gw_loss, test::gw_loss_by_definition(dx, dy, result.plan, n, k), 1e-9);
 }
 
 TEST(ExactSolver, MirrorDescentObjectiveDecreasesWithinTolerance) {

@@ -17,6 +17,7 @@
 #include "sinkhorn/sinkhorn.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
+#include "solver/gw_oracles.h"
 
 namespace gw {
 namespace {
@@ -32,54 +33,15 @@ void expect_error(Fn&& fn, ErrorCode code, const std::string& fragment) {
   }
 }
 
-// Random symmetric distance-like matrix with zero diagonal (Euclidean distances of random points,
-// so it is a genuine metric).
-std::vector<double> random_metric(Rng& rng, Index n, int d = 3) {
-  std::vector<double> pts(static_cast<std::size_t>(n) * d);
-  for (double& x : pts) x = rng.uniform();
-  std::vector<double> m(static_cast<std::size_t>(n) * n);
-  for (Index i = 0; i < n; ++i) {
-    for (Index j = 0; j < n; ++j) {
-      double s = 0.0;
-      for (int t = 0; t < d; ++t)
-        s += (pts[i * d + t] - pts[j * d + t]) * (pts[i * d + t] - pts[j * d + t]);
-      m[i * n + j] = std::sqrt(s);
-    }
-  }
-  return m;
-}
-
-std::vector<double> random_plan(Rng& rng, Index n, Index k) {
-  std::vector<double> t(static_cast<std::size_t>(n) * k);
-  double total = 0.0;
-  for (double& x : t) total += (x = rng.uniform());
-  for (double& x : t) x /= total;
-  return t;
-}
-
-// The GW loss by its definition: a quadruple loop, the oracle for gw_loss().
-double brute_force_loss(const std::vector<double>& dx,
-                        const std::vector<double>& dy,
-                        const std::vector<double>& t,
-                        Index n,
-                        Index k) {
-  double sum = 0.0;
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < k; ++j)
-      for (Index a = 0; a < n; ++a)
-        for (Index b = 0; b < k; ++b) {
-          const double diff = dx[i * n + a] - dy[j * k + b];
-          sum += diff * diff * t[i * k + j] * t[a * k + b];
-        }
-  return sum;
-}
+using test::random_metric;
+using test::random_plan;
 
 TEST(GwLoss, FormulaEqualsTheQuadrupleSum) {
   Rng rng(1);
   for (auto [n, k] : {std::pair<Index, Index>{1, 1}, {5, 7}, {12, 9}, {20, 20}}) {
     const auto dx = random_metric(rng, n), dy = random_metric(rng, k);
     const auto t = random_plan(rng, n, k);
-    const double want = brute_force_loss(dx, dy, t, n, k);
+    const double want = test::gw_loss_by_definition(dx, dy, t, n, k);
     constexpr double kRelTol = 1e-12;  // two summation orders of O(n^2 k^2) double terms
     EXPECT_NEAR(gw_loss(dx, dy, t, n, k), want, kRelTol * std::max(1.0, std::abs(want)))
         << n << " x " << k;
