@@ -117,12 +117,13 @@ TEST(SparseSupport, QualityMatchesDensePathOnSmallSpiral) {
 // With support_size >= k the support is all of n x k and the sparse path runs the dense loop's
 // algorithm (same start, schedule, sampler conventions and stopping) on CSR. What differs is
 // rounding only: the sparse cost is float32, its dot products summed in float over up to the
-// 3,200 warm-up anchors (~3e-6 absolute on costs of ~0.3), which 1 / epsilon = 200 turns into
-// ~6e-4 relative in the plan entries (measured: 5.9e-4 after 4 iterations, 1.2e-4 after 12 once
-// the warm-up is over). A different anchor, schedule or start would differ by far more than
-// kFullSupportTolerance (L1, relative to the mass).
+// 3,200 warm-up anchors (~3e-6 absolute on costs of ~0.3 when the sums are vectorized, up to ten
+// times more when a -O2 build sums them one by one), which 1 / epsilon = 200 amplifies in the plan
+// entries. Measured L1 / mass after 12 iterations: 1.2e-4 in the -O3 Release build, 1.2e-3 in the
+// -O2 AddressSanitizer build; the same dense solve with the next seed differs by 0.20, so a
+// different anchor, schedule or start still fails kFullSupportTolerance by a factor of ~40.
 constexpr int kEqualIterations = 12;
-constexpr double kFullSupportTolerance = 1e-3;
+constexpr double kFullSupportTolerance = 5e-3;
 
 TEST(SparseSupport, FullSupportEqualsDensePathUpToRounding) {
   const Index n = 150, k = 180;
