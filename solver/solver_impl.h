@@ -1,4 +1,5 @@
-// Internal pieces of the solver shared by solve.cpp and the backend loops (not installed).
+// Internal pieces of the solver shared by the steps of solve() (solve.cpp and the files it
+// names) and the backend loops (not installed).
 #pragma once
 
 #include <cstdint>
@@ -139,5 +140,43 @@ void run_exact(PreparedProblem& problem,
 void project_to_marginals(std::vector<double>& plan,
                           const std::vector<double>& p,
                           const std::vector<double>& q);
+
+// ---------------------------------------------------------------- the steps of solve()
+// Validates `problem` against `options` and resolves it: providers built (make_provider),
+// marginals normalized to mass 1, feature cost and initial plan checked (prepare.cpp). Throws
+// gw::Error naming the field.
+PreparedProblem prepare_problem(const Problem& problem, const Options& options);
+
+// The loop of options.backend (run_cpu_loop or run_cuda_loop).
+void run_loop(PreparedProblem& problem,
+              const Options& options,
+              std::vector<double>& plan,
+              Result& result);
+
+// Options::restarts probes (restarts.cpp): runs each probe's first restart_iterations
+// iterations, records every probe's GW loss in result.restart_losses and the winner in
+// restart_chosen, and leaves the winner's plan, potentials and window in `pb` for the main loop.
+void run_restart_probes(PreparedProblem& pb, const Options& options, Result& result);
+
+// L1 distances of the plan's row and column sums from p and q (marginals.cpp).
+struct MarginalErrors {
+  double rows = 0.0;
+  double columns = 0.0;
+};
+MarginalErrors marginal_errors(const std::vector<double>& plan,
+                               const std::vector<double>& p,
+                               const std::vector<double>& q);
+
+// The GW loss of a solve's final plan into result.gw_loss / gw_loss_stderr / gw_loss_exact:
+// exact when both providers hold full matrices and n k (n + k) <= Options::exact_loss_max_work,
+// else estimate_gw_loss over Options::loss_anchors pairs (loss.cpp).
+void compute_loss(const PreparedProblem& pb,
+                  const std::vector<double>& plan,
+                  const Options& options,
+                  Result& result);
+
+// Dense float64 plan (n x k, consumed) -> result.plan or result.plan_topk (Options::plan_format),
+// result.matching (row argmax) and result.plan_mass (plan_output.cpp).
+void finalize_plan(std::vector<double>& plan, const Options& options, Result& result);
 
 }  // namespace gw::detail
