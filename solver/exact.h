@@ -72,8 +72,10 @@ struct LinearOtPlan {
 
 // Exact linear OT by LEMON's NetworkSimplex (block-search pivoting). The masses are scaled to
 // 64-bit integers (exactly when both sides are uniform and lcm(n', k') <= 2^50, n', k' the
-// positive-mass counts; otherwise to a total of 2^50, an error of at most 2^-50 per entry), the
-// costs stay double. Zero-mass rows and columns are left out. Instead of the dense n k arcs, the
+// positive-mass counts; otherwise to a total of 2^50, an error of at most 2^-50 per entry), and
+// the costs to integers in units of max|C| / 2^40 (on double costs the simplex can cycle through
+// degenerate pivots on near-ties; the vertex is optimal for C within 2^-40 max|C| per unit of
+// mass; `cost` is <C, T> in the given costs). Zero-mass rows and columns are left out. Instead of the dense n k arcs, the
 // solver starts from a restricted problem: each row's and each column's `candidates` cheapest
 // arcs, the hinted pairs, and a north-west-corner basis that makes it feasible; then it prices
 // every arc with the duals (reduced cost c_ij + pi_i - pi_j) and adds each row's most negative

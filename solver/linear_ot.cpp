@@ -17,12 +17,23 @@ namespace {
 
 constexpr std::int64_t kMassTotal = std::int64_t{1} << 50;
 constexpr int kMaxPricingRounds = 12;
-// Reduced costs above -kPricingTolerance * max|C| count as optimal: network simplex works on double
-// costs, and a reduced cost that small changes the objective by less than the rounding of <C, T>.
+// The network simplex runs on integer costs, round(C / quantum) with quantum = max|C| / 2^kCostBits.
+// On double costs LEMON's potentials, updated incrementally pivot after pivot, drift by rounding
+// until an arc's reduced cost changes sign back and forth and the degenerate pivots cycle for ever
+// (found by the solve fuzzer on a 3 x 4 problem); in integers every pivot is exact and the
+// strongly feasible tree rule guarantees termination. The vertex is optimal for the rounded costs,
+// i.e. within n_arcs_in_plan x quantum / 2 of the optimum for C, and its potentials leave every
+// reduced cost of C above -quantum / 2. 2^40 keeps |potentials| <= nodes x 2^40 far below int64's
+// range (LEMON's artificial arcs cost 2^62).
+constexpr int kCostBits = 40;
+// Reduced costs above -kPricingTolerance * max|C| count as optimal. It must exceed the rounding
+// of the integer costs (2^-41 < 1e-12); a reduced cost that small changes the objective by less
+// than the rounding of <C, T>.
 constexpr double kPricingTolerance = 1e-12;
+static_assert(kPricingTolerance > 0.5 / static_cast<double>(std::int64_t{1} << kCostBits));
 
 using Graph = lemon::StaticDigraph;
-using Simplex = lemon::NetworkSimplex<Graph, std::int64_t, double>;
+using Simplex = lemon::NetworkSimplex<Graph, std::int64_t, std::int64_t>;
 
 // Integer masses of the positive entries of `mass` (indices `active`), summing to `total`.
 std::vector<std::int64_t> integer_masses(std::span<const double> mass,
@@ -114,6 +125,8 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
     }
   }
   const double tolerance = kPricingTolerance * std::max(cost_scale, 1e-300);
+  const double quantum =
+      cost_scale > 0.0 ? cost_scale / static_cast<double>(std::int64_t{1} << kCostBits) : 1.0;
 
   // Arcs per compact row (compact column ids), kept sorted and unique.
   std::vector<std::vector<Index>> arcs(nr);
@@ -191,12 +204,12 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
     }
     Graph graph;
     graph.build(nr + nc, arc_list.begin(), arc_list.end());
-    Graph::ArcMap<double> arc_cost(graph);
+    Graph::ArcMap<std::int64_t> arc_cost(graph);
     Graph::NodeMap<std::int64_t> node_supply(graph);
     for (std::size_t a = 0; a < arc_list.size(); ++a) {
       const auto [r, c] = arc_list[a];
-      arc_cost[graph.arc(static_cast<int>(a))] =
-          static_cast<double>(cost[static_cast<std::size_t>(rows[r]) * k + cols[c - nr]]);
+      arc_cost[graph.arc(static_cast<int>(a))] = std::llround(
+          static_cast<double>(cost[static_cast<std::size_t>(rows[r]) * k + cols[c - nr]]) / quantum);
     }
     for (Index r = 0; r < nr; ++r) node_supply[graph.node(r)] = supply[r];
     for (Index c = 0; c < nc; ++c) node_supply[graph.node(nr + c)] = -demand[c];
@@ -220,9 +233,11 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
       out.rows.push_back(i);
       out.cols.push_back(j);
       out.values.push_back(value);
-      out.cost += value * arc_cost[graph.arc(static_cast<int>(a))];
+      out.cost += value * static_cast<double>(cost[static_cast<std::size_t>(i) * k + j]);
     }
-    for (int v = 0; v < nr + nc; ++v) potential[v] = simplex.potential(graph.node(v));
+    for (int v = 0; v < nr + nc; ++v) {
+      potential[v] = static_cast<double>(simplex.potential(graph.node(v))) * quantum;
+    }
     if (dense) break;
 
     // Pricing: every arc's reduced cost; each row keeps its `per_row` most negative ones.

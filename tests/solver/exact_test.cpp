@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -11,9 +15,9 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "solver/exact.h"
+#include "solver/gw_oracles.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
-#include "solver/gw_oracles.h"
 
 namespace gw {
 namespace {
@@ -219,6 +223,60 @@ TEST(LinearOt, NonUniformMassesMatchTheDenseProblem) {
   }
 }
 
+// The 8 x 9 linearized cost (uniform masses, 8 candidates per row) on which the network simplex,
+// then run on double costs, cycled through degenerate pivots for ever (found by the solve fuzzer,
+// tests/fuzz/regressions/solve/network_simplex_cycles_on_double_costs): near-ties a few ulps apart
+// made rounded potentials flip reduced-cost signs. It must finish, and with an optimal vertex:
+// row potentials u_i = max_j (v_j - C_ij) from the returned column potentials v make every reduced
+// cost C_ij + u_i - v_j >= 0, so zero reduced cost on every plan entry certifies optimality.
+TEST(LinearOt, NearTiedCostsThatCycledOnDoublesGiveACertifiedOptimum) {
+  const Index n = 8, k = 9;
+  const std::vector<double> cost = {
+      0x1.7217236d6a9f5p-3, 0x1.8842dff49d2c9p+0, 0x1.8842dff49d2c9p+0, 0x1.729847ac91ce2p-3,
+      0x1.8842dff49d2c9p+0, 0x1.85f66d2208db8p+0, 0x1.8842dff49d2c9p+0, 0x1.8842dff49d2c9p+0,
+      0x1.8842dff49d2c9p+0, 0x1.c961c220cb807p-2, 0x1.25fc1ac716f06p+0, 0x1.25fbfa86d6b02p+0,
+      0x1.c9e53203effcp-2,  0x1.25fbfa86d6b02p+0, 0x1.24282e3c94165p+0, 0x1.25fbfa86d6b02p+0,
+      0x1.25fbfa86d6b02p+0, 0x1.25fbfa86d6b02p+0, 0x1.5c5ff9d47ce73p+0, 0x1.1c8f9d9e22c99p-2,
+      0x1.1c90c7f0751bep-2, 0x1.5cc967dcd81e2p+0, 0x1.1c8b0c8509b07p-2, 0x1.1a969648e52cbp-2,
+      0x1.1c8d6129ae551p-2, 0x1.1c8c0676fba26p-2, 0x1.1c8d30c94df4bp-2, 0x1.5c5ff3c870db2p+0,
+      0x1.1c8f856df2996p-2, 0x1.1c90afc044ebbp-2, 0x1.5cc961d0cc121p+0, 0x1.1c8af454d9804p-2,
+      0x1.1a967e18b4fc8p-2, 0x1.1c8d48f97e24ep-2, 0x1.1c8e734bd0774p-2, 0x1.1c8f9d9e22c99p-2,
+      0x1.fad3143621f7ep-1, 0x1.2f5de45ae4e8bp-2, 0x1.2f56fe9d272afp-2, 0x1.fb88011028ba6p-1,
+      0x1.2f595341cbcf9p-2, 0x1.2c331ad22058ep-2, 0x1.2f5ba7e670744p-2, 0x1.2f5624eb75794p-2,
+      0x1.2f5624eb75794p-2, 0x1.a5a4e0949159ap-2, 0x1.6a056d4e0c37fp+0, 0x1.6a056d4e0c37fp+0,
+      0x1.a5f1bec3e90bbp-2, 0x1.6a056d4e0c37fp+0, 0x1.67f7a12ff7a17p+0, 0x1.6a056d4e0c37fp+0,
+      0x1.6a056d4e0c37fp+0, 0x1.6a056d4e0c38p+0,  0x1.5c5ee9b65ec91p+0, 0x1.1c8a32d357fecp-2,
+      0x1.1c8a32d357fecp-2, 0x1.5cc77800fc424p+0, 0x1.1c8a32d357fecp-2, 0x1.1a949244e128bp-2,
+      0x1.1c8a32d357fecp-2, 0x1.1c8a32d357fecp-2, 0x1.1c8a32d357fecp-2, 0x1.5c5ee9b65ec91p+0,
+      0x1.1c8a32d357fecp-2, 0x1.1c8a32d357fecp-2, 0x1.5cc77800fc424p+0, 0x1.1c8a32d357fecp-2,
+      0x1.1a949244e128bp-2, 0x1.1c8a32d357fecp-2, 0x1.1c8a32d357fecp-2, 0x1.1c8a32d357fecp-2,
+  };
+  const std::vector<double> p(n, 1.0 / n), q(k, 1.0 / k);
+  LinearOtHints hints;
+  hints.candidates = 8;
+  // A cycling solver would hang the suite: give it a minute, then fail the process.
+  auto pending = std::async(std::launch::async, [&] {
+    return solve_linear_ot(std::span<const double>(cost), n, k, p, q, hints);
+  });
+  if (pending.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "solve_linear_ot did not finish in 60 s (cycling network simplex)\n");
+    std::_Exit(1);
+  }
+  const LinearOtPlan plan = pending.get();
+  expect_feasible(plan, p, q, cost, k);
+  ASSERT_EQ(plan.column_potentials.size(), static_cast<std::size_t>(k));
+  const double scale = *std::max_element(cost.begin(), cost.end());
+  std::vector<double> u(n, -std::numeric_limits<double>::infinity());
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < k; ++j)
+      u[i] = std::max(u[i], plan.column_potentials[j] - cost[i * k + j]);
+  for (std::size_t e = 0; e < plan.values.size(); ++e) {
+    const Index i = plan.rows[e], j = plan.cols[e];
+    EXPECT_NEAR(cost[i * k + j] + u[i] - plan.column_potentials[j], 0.0, 1e-11 * scale)
+        << "plan entry (" << i << ", " << j << ") has a positive reduced cost: not optimal";
+  }
+}
+
 // Random points in the plane, n of them, as a float distance matrix (no normalization needed:
 // the solver max-normalizes).
 DenseMatrix<float> point_distances(const std::vector<double>& pts, Index n) {
@@ -399,11 +457,8 @@ TEST(ExactSolver, EveryStartIsReportedAndTheBestIsKept) {
 
 // The quantile by its definition, without sorting: the smallest d_il whose weight of entries at
 // most d_il reaches the level.
-double quantile_oracle(const std::vector<double>& d,
-                       Index n,
-                       Index i,
-                       const std::vector<double>& w,
-                       double level) {
+double quantile_oracle(
+    const std::vector<double>& d, Index n, Index i, const std::vector<double>& w, double level) {
   double best = std::numeric_limits<double>::infinity();
   for (Index c = 0; c < n; ++c) {
     const double x = d[i * n + c];
