@@ -125,8 +125,12 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
     }
   }
   const double tolerance = kPricingTolerance * std::max(cost_scale, 1e-300);
-  const double quantum =
-      cost_scale > 0.0 ? cost_scale / static_cast<double>(std::int64_t{1} << kCostBits) : 1.0;
+  // Integer cost = round(C / max|C| * 2^kCostBits): dividing by max|C| first keeps the ratio in
+  // [-1, 1] however small max|C| is (C / quantum would overflow when the quantum underflows).
+  const double units = static_cast<double>(std::int64_t{1} << kCostBits);
+  auto integer_cost = [&](double c) -> std::int64_t {
+    return cost_scale > 0.0 ? std::llround(c / cost_scale * units) : 0;
+  };
 
   // Arcs per compact row (compact column ids), kept sorted and unique.
   std::vector<std::vector<Index>> arcs(nr);
@@ -208,8 +212,8 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
     Graph::NodeMap<std::int64_t> node_supply(graph);
     for (std::size_t a = 0; a < arc_list.size(); ++a) {
       const auto [r, c] = arc_list[a];
-      arc_cost[graph.arc(static_cast<int>(a))] = std::llround(
-          static_cast<double>(cost[static_cast<std::size_t>(rows[r]) * k + cols[c - nr]]) / quantum);
+      arc_cost[graph.arc(static_cast<int>(a))] = integer_cost(
+          static_cast<double>(cost[static_cast<std::size_t>(rows[r]) * k + cols[c - nr]]));
     }
     for (Index r = 0; r < nr; ++r) node_supply[graph.node(r)] = supply[r];
     for (Index c = 0; c < nc; ++c) node_supply[graph.node(nr + c)] = -demand[c];
@@ -236,7 +240,7 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
       out.cost += value * static_cast<double>(cost[static_cast<std::size_t>(i) * k + j]);
     }
     for (int v = 0; v < nr + nc; ++v) {
-      potential[v] = static_cast<double>(simplex.potential(graph.node(v))) * quantum;
+      potential[v] = static_cast<double>(simplex.potential(graph.node(v))) / units * cost_scale;
     }
     if (dense) break;
 

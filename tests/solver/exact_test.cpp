@@ -277,6 +277,30 @@ TEST(LinearOt, NearTiedCostsThatCycledOnDoublesGiveACertifiedOptimum) {
   }
 }
 
+// Subnormal costs (max|C| ~ 1e-316, found by the solve fuzzer: tests/fuzz/regressions/solve/
+// network_simplex_subnormal_costs_overflow): the integer costs must come out the same as for the
+// same problem at unit scale, not as C / quantum with an underflowed quantum (which overflowed
+// int64 inside the simplex). The plans must be identical; the costs scale.
+TEST(LinearOt, SubnormalCostsGiveThePlanOfTheSameProblemAtUnitScale) {
+  Rng rng(15);
+  const Index n = 5, k = 6;
+  for (int trial = 0; trial < 10; ++trial) {
+    std::vector<double> cost(static_cast<std::size_t>(n) * k), tiny(cost.size());
+    const double factor = trial % 2 == 0 ? 1e-310 : 4e-320;
+    for (std::size_t e = 0; e < cost.size(); ++e) {
+      cost[e] = 0.25 + std::floor(rng.uniform() * 64.0) / 64.0;  // exact in a subnormal's bits
+      tiny[e] = cost[e] * factor;
+    }
+    const std::vector<double> p(n, 1.0 / n), q(k, 1.0 / k);
+    const LinearOtPlan unit = solve_linear_ot(std::span<const double>(cost), n, k, p, q);
+    const LinearOtPlan small = solve_linear_ot(std::span<const double>(tiny), n, k, p, q);
+    expect_feasible(small, p, q, tiny, k);
+    EXPECT_EQ(small.rows, unit.rows) << "trial " << trial;
+    EXPECT_EQ(small.cols, unit.cols) << "trial " << trial;
+    EXPECT_EQ(small.values, unit.values) << "trial " << trial;
+  }
+}
+
 // Random points in the plane, n of them, as a float distance matrix (no normalization needed:
 // the solver max-normalizes).
 DenseMatrix<float> point_distances(const std::vector<double>& pts, Index n) {
