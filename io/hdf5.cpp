@@ -146,17 +146,29 @@ std::vector<std::int64_t> shape_of(hid_t space) {
   return std::vector<std::int64_t>(dims.begin(), dims.end());
 }
 
-std::int64_t element_count(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   if (shape.empty()) return "scalar";
   std::ostringstream out;
   for (std::size_t i = 0; i < shape.size(); ++i) out << (i ? " x " : "") << shape[i];
   return out.str();
+}
+
+// More elements than any machine holds; n * 16 bytes still fits in int64 and size_t.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 56;
+
+// The dimensions come from the file: a corrupt one can claim anything (a dimension above 2^63
+// reads back negative here), and their product must not overflow.
+std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::string& what) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxElements / d)) {
+      GW_THROW(ErrorCode::kBadData,
+               what << " claims shape " << shape_text(shape)
+                    << ", more than 2^56 elements; the file is corrupt");
+    }
+    n *= d;
+  }
+  return n;
 }
 
 template <typename T>
@@ -228,7 +240,7 @@ Array<T> read_numeric(const Source& source, const std::string& what) {
                 what << ": cannot read its datatype or dataspace");
   Array<T> out;
   out.shape = shape_of(space.get());
-  const std::int64_t n = element_count(out.shape);
+  const std::int64_t n = element_count(out.shape, what);
   const H5T_class_t cls = H5Tget_class(file_type.get());
   auto fail_read = [&] { GW_THROW(ErrorCode::kIo, what << ": HDF5 read failed"); };
 
@@ -341,7 +353,7 @@ std::vector<std::string> read_string_values(const Source& source, const std::str
     GW_THROW(ErrorCode::kBadData,
              what << " has shape " << shape_text(shape) << "; expected a 1-D string array");
   }
-  const std::size_t n = static_cast<std::size_t>(element_count(shape));
+  const std::size_t n = static_cast<std::size_t>(element_count(shape, what));
   std::vector<std::string> out(n);
   if (n == 0) return out;
   const H5T_cset_t cset = H5Tget_cset(file_type.get());

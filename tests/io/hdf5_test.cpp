@@ -714,6 +714,51 @@ TEST(Hdf5, WrongRankAndWrongDtypeAreBadData) {
   EXPECT_GW_ERROR(reader.read_strings("/cube"), ErrorCode::kBadData, "expected strings");
 }
 
+// A dataset whose dimensions multiply past int64 (found by the h5ad fuzzer as a corrupt file; the
+// element count overflowed, undefined behaviour): chunked storage lets HDF5 create it without
+// allocating anything, and reading it is bad data naming the dataset, for numbers and strings.
+TEST(Hdf5, ShapeWhoseElementCountOverflowsIsBadData) {
+  TempDir dir;
+  const std::string path = dir.file("huge.h5");
+  {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hsize_t dims[2] = {4, hsize_t{2522015791327477763}};
+    const hsize_t chunk[2] = {1, 1};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t space1 = H5Screate_simple(1, &dims[1], nullptr);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    const hid_t dcpl1 = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl1, 1, chunk);
+    const hid_t numbers =
+        H5Dcreate2(file, "huge", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const hid_t string_type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(string_type, 4);
+    const hid_t strings =
+        H5Dcreate2(file, "names", string_type, space1, H5P_DEFAULT, dcpl1, H5P_DEFAULT);
+    ASSERT_GE(numbers, 0);
+    ASSERT_GE(strings, 0);
+    H5Dclose(numbers);
+    H5Dclose(strings);
+    H5Tclose(string_type);
+    H5Pclose(dcpl);
+    H5Pclose(dcpl1);
+    H5Sclose(space);
+    H5Sclose(space1);
+    H5Fclose(file);
+  }
+  Reader reader(path);
+  EXPECT_GW_ERROR(reader.read_array<float>("/huge"),
+                  ErrorCode::kBadData,
+                  "'/huge'",
+                  "claims shape 4 x 2522015791327477763, more than 2^56 elements");
+  EXPECT_GW_ERROR(reader.read_strings("/names"),
+                  ErrorCode::kBadData,
+                  "'/names'",
+                  "more than 2^56 elements");
+}
+
 TEST(Hdf5, TruncatedOrCorruptFilesAreIoErrors) {
   TempDir dir;
   const std::string path = dir.file("data.h5");
