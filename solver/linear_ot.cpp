@@ -17,10 +17,10 @@ namespace {
 
 constexpr std::int64_t kMassTotal = std::int64_t{1} << 50;
 constexpr int kMaxPricingRounds = 12;
-// The network simplex runs on integer costs, round(C / quantum) with quantum = max|C| / 2^kCostBits.
-// On double costs LEMON's potentials, updated incrementally pivot after pivot, drift by rounding
-// until an arc's reduced cost changes sign back and forth and the degenerate pivots cycle for ever
-// (found by the solve fuzzer on a 3 x 4 problem); in integers every pivot is exact and the
+// The network simplex runs on integer costs, round(C / max|C| x 2^kCostBits), i.e. in units of
+// quantum = max|C| / 2^kCostBits. On double costs LEMON's potentials, updated incrementally pivot
+// after pivot, drift by rounding until an arc's reduced cost changes sign back and forth and the
+// degenerate pivots cycle for ever (found by the solve fuzzer on an 8 x 9 problem); in integers every pivot is exact and the
 // strongly feasible tree rule guarantees termination. The vertex is optimal for the rounded costs,
 // i.e. within n_arcs_in_plan x quantum / 2 of the optimum for C, and its potentials leave every
 // reduced cost of C above -quantum / 2. 2^40 keeps |potentials| <= nodes x 2^40 far below int64's

@@ -3,7 +3,6 @@
 #include "solver/solve.h"
 
 #include <cmath>
-#include <limits>
 #include <sstream>
 #include <string>
 
@@ -19,14 +18,19 @@ namespace gw {
 
 namespace {
 
+// Both marginals are hard constraints and all the mass moves: the transport polytope, where the
+// exact solver works and where rounding puts a plan.
+bool balanced_problem(const Options& options) {
+  return std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
+}
+
 // Whether the exact solver runs (Options::solver), with the reason in *reason.
 bool choose_exact(const Problem& problem,
                   const Options& options,
                   const MemoryEstimate& memory,
                   std::string* reason) {
   const Index n = problem.source.num_nodes(), k = problem.target.num_nodes();
-  const bool balanced =
-      std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
+  const bool balanced = balanced_problem(options);
   // What keeps the exact solver out, first reason first (empty: nothing).
   std::string blocker;
   if (!balanced) {
@@ -169,8 +173,7 @@ Result solve(const Problem& problem, const Options& options) {
     detail::run_loop(pb, options, plan, result);
   }
 
-  const bool balanced =
-      std::isinf(options.rho_a) && std::isinf(options.rho_b) && !options.partial_mass;
+  const bool balanced = balanced_problem(options);
   // Conditional-gradient plans are on the polytope already, and their exact loss is known.
   const bool exact_on_polytope = exact && options.exact_method != ExactMethod::kMirrorDescent;
   if (options.round_marginals && balanced && result.termination != Termination::kNonFinite &&

@@ -97,6 +97,27 @@ TEST(PairwiseCli, KilledRunResumedWithTheSameCommandEqualsAnUninterruptedRun) {
   EXPECT_TRUE(bitwise_equal(matrix(full), matrix(killed)));
 }
 
+// mpirun arguments for `gwalign pairwise INPUT -o OUTPUT --threads 1 --quiet EXTRA...` on two
+// ranks.
+std::vector<std::string> mpirun_pairwise(const std::string& input,
+                                         const std::string& output,
+                                         const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--allow-run-as-root",
+                                   "--oversubscribe",
+                                   "-np",
+                                   "2",
+                                   GW_CLI_BINARY,
+                                   "pairwise",
+                                   input,
+                                   "-o",
+                                   output,
+                                   "--threads",
+                                   "1",
+                                   "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 TEST(PairwiseCli, MpirunTwoRanksEqualsOneProcessBitForBit) {
   if (!GW_TEST_HAS_MPI || std::strlen(GW_MPIRUN) == 0) {
     GTEST_SKIP() << "this build has no MPI (GWALIGN_MPI) or mpirun is missing";
@@ -108,22 +129,8 @@ TEST(PairwiseCli, MpirunTwoRanksEqualsOneProcessBitForBit) {
             0);
   ::setenv("OMP_WAIT_POLICY", "passive", 0);
   const std::string report = dir.file("two.json");
-  const RunResult r = run_program(GW_MPIRUN,
-                                  {"--allow-run-as-root",
-                                   "--oversubscribe",
-                                   "-np",
-                                   "2",
-                                   GW_CLI_BINARY,
-                                   "pairwise",
-                                   input,
-                                   "-o",
-                                   two,
-                                   "--threads",
-                                   "1",
-                                   "--quiet",
-                                   "--json",
-                                   report},
-                                  dir.path());
+  const RunResult r =
+      run_program(GW_MPIRUN, mpirun_pairwise(input, two, {"--json", report}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(parse_json(read_text(report))["ranks"], 2);
   EXPECT_TRUE(bitwise_equal(matrix(one), matrix(two)));
@@ -140,21 +147,8 @@ TEST(PairwiseCli, MpiRunKilledInOneRankResumesToTheSameMatrix) {
   ASSERT_EQ(gwalign({"pairwise", input, "-o", one, "--threads", "1", "--quiet"}, dir.path()).status,
             0);
   ::setenv("OMP_WAIT_POLICY", "passive", 0);
-  const std::vector<std::string> args = {"--allow-run-as-root",
-                                         "--oversubscribe",
-                                         "-np",
-                                         "2",
-                                         GW_CLI_BINARY,
-                                         "pairwise",
-                                         input,
-                                         "-o",
-                                         two,
-                                         "--threads",
-                                         "1",
-                                         "--quiet",
-                                         "--checkpoint-seconds",
-                                         "1e-6",
-                                         "--resume"};
+  const std::vector<std::string> args =
+      mpirun_pairwise(input, two, {"--checkpoint-seconds", "1e-6", "--resume"});
   // Every rank carries the hook; the first to solve 6 pairs ends itself as kill -9 would, and
   // mpirun takes the other rank down.
   ::setenv("GWALIGN_PAIRWISE_ABORT_AFTER", "6", 1);
@@ -177,8 +171,13 @@ TEST(PairwiseCli, SolverFlagChoosesThePerPairSolverAndSampledFlagsNeverGoInert) 
   ScratchDir dir;
   const std::string input = shapes(dir, 1, 3);
   auto run = [&](const std::string& name, std::vector<std::string> extra) {
-    std::vector<std::string> args = {
-        "pairwise", input, "-o", dir.file(name + ".h5"), "--quiet", "--json", dir.file(name + ".json")};
+    std::vector<std::string> args = {"pairwise",
+                                     input,
+                                     "-o",
+                                     dir.file(name + ".h5"),
+                                     "--quiet",
+                                     "--json",
+                                     dir.file(name + ".json")};
     args.insert(args.end(), extra.begin(), extra.end());
     const RunResult r = gwalign(args, dir.path());
     EXPECT_EQ(r.status, 0) << r.err;
@@ -192,8 +191,9 @@ TEST(PairwiseCli, SolverFlagChoosesThePerPairSolverAndSampledFlagsNeverGoInert) 
   EXPECT_FALSE(bitwise_equal(matrix(dir.file("exact.h5")), matrix(dir.file("sampled.h5"))));
   // auto on these 30-50-point spaces runs the exact solver: the same matrix as --solver exact.
   EXPECT_TRUE(bitwise_equal(matrix(dir.file("auto.h5")), matrix(dir.file("exact.h5"))));
-  const RunResult bad = gwalign(
-      {"pairwise", input, "-o", dir.file("bad.h5"), "--solver", "exact", "--eps", "0.01"}, dir.path());
+  const RunResult bad =
+      gwalign({"pairwise", input, "-o", dir.file("bad.h5"), "--solver", "exact", "--eps", "0.01"},
+              dir.path());
   EXPECT_EQ(bad.status, 64) << bad.err;
   EXPECT_NE(bad.err.find("--eps"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("--solver sampled"), std::string::npos) << bad.err;
