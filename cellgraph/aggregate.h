@@ -50,10 +50,9 @@ struct GeneAggregate {
 // max(2^22, 2 * tokens) the distinct ids are found by sorting instead of a direct table
 // (O(tokens log tokens)). Memory: O(id range or tokens) integers besides the output.
 // Parallel over genes (OpenMP, `threads`). The rows are read in gene order, i.e. at random: on
-// inputs of gigabytes a large part of the time is TLB misses, and an embeddings buffer backed by
-// transparent huge pages (madvise(MADV_HUGEPAGE) before it is filled; PyTorch:
-// THP_MEM_ALLOC_ENABLE=1) made a 2 GB input about 35% faster on an AMD Zen 4 machine. Summing in
-// memory order into a genes x H table instead was measured slower (the table leaves the cache).
+// inputs of gigabytes, TLB misses on 4 KiB pages are part of the cost, which an embeddings buffer
+// backed by transparent huge pages (madvise(MADV_HUGEPAGE) before it is filled; PyTorch:
+// THP_MEM_ALLOC_ENABLE=1) avoids.
 GeneAggregate<float> aggregate_by_gene(std::span<const float> embeddings,
                                        std::span<const Index> gene_ids,
                                        std::span<const Index> lengths,
