@@ -5,7 +5,8 @@
 // Work per iteration (n x k, dense matrices dx n x n, dy k x k):
 //   conditional gradient  one product dx S dy with the vertex S sparse (at most n + k - 1
 //                         entries): n k min(n, k) multiply-adds as one GEMM after a sparse pass;
-//                         the linear OT on a restricted arc set plus an O(n k) pricing pass.
+//                         the linear OT by TransportSimplex warm-started from the previous
+//                         vertex's basis: O(n k) to convert and price, plus the pivots.
 //   mirror descent        dx T dy with T dense: n k (n + k) multiply-adds (two GEMMs), plus
 //                         the inner Sinkhorn.
 // The GEMMs go through the instruction-set dispatched kernel of the sampled loop
@@ -27,22 +28,13 @@
 #include "core/timer.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/exact.h"
+#include "solver/exact_gw_impl.h"
 #include "solver/gw_cost_kernels_impl.h"
 #include "solver/solver_impl.h"
 
 namespace gw::detail {
 
 namespace {
-
-template <typename S>
-using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// One vertex of the transport polytope as a list of entries.
-struct Vertex {
-  std::vector<Index> rows, cols;
-  std::vector<double> values;
-  std::vector<double> column_potentials;  // the linear OT's column duals
-};
 
 // F(T + alpha D) = F(T) + a alpha + b alpha^2 -> the minimizing alpha in [0, 1].
 double step_from_coefficients(double a, double b) {
@@ -55,259 +47,14 @@ double step_from_coefficients(double a, double b) {
 // about two more digits to cancellation (F is ~1e-3 of either term on the spiral benchmark).
 // Measured on the spiral benchmark at 2,000 x 2,500 (bench/RESULTS.md): 1e-5 and down to 1.5e-6
 // stop at a plateau of the Frank-Wolfe gap (47-51 iterations) at 1.0001x POT CG's objective;
-// 1e-6 runs on through it (64 iterations, +4.5 s) to 0.9998x.
-constexpr double kFloatRelativeTolerance = 1e-6;
-
-template <typename S>
-class ExactGw {
- public:
-  // dx, dy: symmetric, row-major; feature: n x k or null.
-  ExactGw(Mat<S> dx,
-          Mat<S> dy,
-          std::span<const double> p,
-          std::span<const double> q,
-          const double* feature,
-          double fused_weight)
-      : n_(static_cast<Index>(dx.rows())),
-        k_(static_cast<Index>(dy.rows())),
-        dx_(std::move(dx)),
-        dy_(std::move(dy)),
-        p_(p.begin(), p.end()),
-        q_(q.begin(), q.end()),
-        w_(fused_weight) {
-    feature_ptr_ = feature;
-    if (feature != nullptr && w_ > 0.0) {
-      feature_ = Eigen::Map<const Mat<double>>(feature, n_, k_).template cast<S>();
-    }
-  }
-
-  Index n() const { return n_; }
-  const Mat<S>& dx() const { return dx_; }
-  const Mat<S>& dy() const { return dy_; }
-  const double* feature_f64() const { return feature_ptr_; }
-  Index k() const { return k_; }
-  const Mat<S>& plan() const { return t_; }
-  // The plan for in-place writes; call update_product() after changing it.
-  Mat<S>& mutable_plan() { return t_; }
-  std::span<const double> p() const { return p_; }
-  std::span<const double> q() const { return q_; }
-
-  void set_plan(std::span<const double> plan) {
-    t_ = Eigen::Map<const Mat<double>>(plan.data(), n_, k_).template cast<S>();
-    update_product();
-  }
-  std::vector<double> plan_f64() const {
-    std::vector<double> out(static_cast<std::size_t>(n_) * k_);
-    Eigen::Map<Mat<double>>(out.data(), n_, k_) = t_.template cast<double>();
-    return out;
-  }
-
-  // F(T) with T's own marginals (exact for any plan).
-  double objective() {
-    marginal_terms();
-    double cross = 0.0, linear = 0.0;
-    for (Index i = 0; i < n_; ++i) {
-      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
-      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
-      double row = 0.0;
-      for (Index j = 0; j < k_; ++j) row += static_cast<double>(a[j]) * t[j];
-      cross += row;
-      if (feature_.size() != 0) {
-        const S* c = feature_.data() + static_cast<std::size_t>(i) * k_;
-        double lin = 0.0;
-        for (Index j = 0; j < k_; ++j) lin += static_cast<double>(c[j]) * t[j];
-        linear += lin;
-      }
-    }
-    const double loss = r_.dot(rx_) + c_.dot(cy_) - 2.0 * cross;
-    loss_ = loss;
-    return (1.0 - w_) * loss + w_ * linear;
-  }
-  // The pure GW loss of the last objective() call.
-  double loss() const { return loss_; }
-
-  // dF/dT into grad_ (after objective(), which sets the marginal terms).
-  const Mat<S>& gradient() {
-    grad_.resize(n_, k_);
-    const double gw = 2.0 * (1.0 - w_);
-    for (Index i = 0; i < n_; ++i) {
-      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
-      S* g = grad_.data() + static_cast<std::size_t>(i) * k_;
-      const S* c = feature_.size() ? feature_.data() + static_cast<std::size_t>(i) * k_ : nullptr;
-      for (Index j = 0; j < k_; ++j) {
-        double v = gw * (rx_[i] + cy_[j] - 2.0 * static_cast<double>(a[j]));
-        if (c != nullptr) v += w_ * static_cast<double>(c[j]);
-        g[j] = static_cast<S>(v);
-      }
-    }
-    return grad_;
-  }
-
-  const Mat<S>& gradient_matrix() const { return grad_; }
-
-  // Coefficients of F(T + alpha (S - T)) = F(T) + a alpha + b alpha^2 for a vertex S, computing
-  // v_ = dx S dy on the way. Needs gradient() of the current plan.
-  std::pair<double, double> segment(const Vertex& s) {
-    vertex_product(s);
-    // D = S - T; <G, D>; <dx D dy, D> = <V - A, S - T>; the marginal terms of Q(D, D).
-    double g_s = 0.0, v_s = 0.0, a_s = 0.0;
-    std::vector<double> rd(n_), cd(k_);
-    for (std::size_t e = 0; e < s.values.size(); ++e) {
-      const std::size_t at = static_cast<std::size_t>(s.rows[e]) * k_ + s.cols[e];
-      g_s += s.values[e] * static_cast<double>(grad_.data()[at]);
-      v_s += s.values[e] * static_cast<double>(v_.data()[at]);
-      a_s += s.values[e] * static_cast<double>(a_.data()[at]);
-      rd[s.rows[e]] += s.values[e];
-      cd[s.cols[e]] += s.values[e];
-    }
-    double g_t = 0.0, v_t = 0.0, a_t = 0.0;
-    for (Index i = 0; i < n_; ++i) {
-      const std::size_t base = static_cast<std::size_t>(i) * k_;
-      double gr = 0.0, vr = 0.0, ar = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        const double t = t_.data()[base + j];
-        gr += t * grad_.data()[base + j];
-        vr += t * v_.data()[base + j];
-        ar += t * a_.data()[base + j];
-      }
-      g_t += gr;
-      v_t += vr;
-      a_t += ar;
-    }
-    for (Index i = 0; i < n_; ++i) rd[i] -= r_[i];
-    for (Index j = 0; j < k_; ++j) cd[j] -= c_[j];
-    const double quad_marg = square_form(dx_, rd) + square_form(dy_, cd);
-    const double cross = v_s - v_t - a_s + a_t;  // <dx D dy, D>
-    const double a = g_s - g_t;
-    const double b = (1.0 - w_) * (quad_marg - 2.0 * cross);
-    return {a, b};
-  }
-
-  // T <- (1 - alpha) T + alpha S, and dx T dy with it (from v_ of the last segment()).
-  void step(const Vertex& s, double alpha) {
-    const S keep = static_cast<S>(1.0 - alpha);
-    t_ *= keep;
-    a_ = keep * a_ + static_cast<S>(alpha) * v_;
-    for (std::size_t e = 0; e < s.values.size(); ++e) {
-      t_(s.rows[e], s.cols[e]) += static_cast<S>(alpha * s.values[e]);
-    }
-  }
-
-  // A = dx T dy for the current dense plan: Z = T dy (dy symmetric), then dx Z.
-  void update_product() {
-    const auto gemm = gw_cost_kernels().gemm_abt<S>();
-    z_.resize(n_, k_);
-    gemm(t_.data(), dy_.data(), n_, k_, k_, z_.data(), k_);
-    zt_ = z_.transpose();
-    a_.resize(n_, k_);
-    gemm(dx_.data(), zt_.data(), n_, k_, n_, a_.data(), k_);
-  }
-
- private:
-  // x^T (d o d) x for a symmetric matrix d.
-  static double square_form(const Mat<S>& d, const std::vector<double>& x) {
-    const Index m = static_cast<Index>(d.rows());
-    double total = 0.0;
-    for (Index i = 0; i < m; ++i) {
-      if (x[i] == 0.0) continue;
-      const S* row = d.data() + static_cast<std::size_t>(i) * m;
-      double s = 0.0;
-      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
-      total += x[i] * s;
-    }
-    return total;
-  }
-
-  // r_, c_ (the plan's marginals), rx_ = dx^2 r, cy_ = dy^2 c.
-  void marginal_terms() {
-    r_ = Eigen::VectorXd::Zero(n_);
-    c_ = Eigen::VectorXd::Zero(k_);
-    for (Index i = 0; i < n_; ++i) {
-      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
-      double row = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        row += t[j];
-        c_[j] += t[j];
-      }
-      r_[i] = row;
-    }
-    rx_ = squared_times(dx_, r_);
-    cy_ = squared_times(dy_, c_);
-  }
-  static Eigen::VectorXd squared_times(const Mat<S>& d, const Eigen::VectorXd& x) {
-    const Index m = static_cast<Index>(d.rows());
-    Eigen::VectorXd out(m);
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < m; ++i) {
-      const S* row = d.data() + static_cast<std::size_t>(i) * m;
-      double s = 0.0;
-      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
-      out[i] = s;
-    }
-    return out;
-  }
-
-  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds.
-  void vertex_product(const Vertex& s) {
-    const auto gemm = gw_cost_kernels().gemm_abt<S>();
-    v_.resize(n_, k_);
-    if (n_ <= k_) {
-      // W = (S dy)^T (k x n): column i of W gathers v dy.row(j) over S's entries (i, j, v).
-      zt_.setZero(k_, n_);
-      for (std::size_t e = 0; e < s.values.size(); ++e) {
-        const S v = static_cast<S>(s.values[e]);
-        const S* row = dy_.data() + static_cast<std::size_t>(s.cols[e]) * k_;
-        S* col = zt_.data() + s.rows[e];
-        for (Index l = 0; l < k_; ++l) col[static_cast<std::size_t>(l) * n_] += v * row[l];
-      }
-      gemm(dx_.data(), zt_.data(), n_, k_, n_, v_.data(), k_);  // dx W^T
-    } else {
-      // Z = dx S (n x k): column j of Z gathers v dx.row(i) over S's entries (i, j, v).
-      z_.setZero(n_, k_);
-      for (std::size_t e = 0; e < s.values.size(); ++e) {
-        const S v = static_cast<S>(s.values[e]);
-        const S* row = dx_.data() + static_cast<std::size_t>(s.rows[e]) * n_;
-        S* col = z_.data() + s.cols[e];
-        for (Index l = 0; l < n_; ++l) col[static_cast<std::size_t>(l) * k_] += v * row[l];
-      }
-      gemm(z_.data(), dy_.data(), n_, k_, k_, v_.data(), k_);  // Z dy^T = Z dy
-    }
-  }
-
-  Index n_, k_;
-  Mat<S> dx_, dy_, feature_;
-  std::vector<double> p_, q_;
-  double w_;
-  Mat<S> t_, a_, v_, grad_, z_, zt_;
-  Eigen::VectorXd r_, c_, rx_, cy_;
-  double loss_ = 0.0;
-  const double* feature_ptr_ = nullptr;
-};
+// 1e-6 runs on through it (64 iterations, +4.5 s) to 0.9998x. With the warm-started
+// TransportSimplex the vertices (among tied optima) and so the path changed: 1e-6 then stopped at
+// 54 iterations at 1.0001x POT's objective; 5e-7 reaches 0.9998x (67 iterations, 7.8 s), 2.5e-7
+// 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise.
+constexpr double kFloatRelativeTolerance = 5e-7;
 
 Vertex to_vertex(LinearOtPlan&& lp) {
-  return {std::move(lp.rows),
-          std::move(lp.cols),
-          std::move(lp.values),
-          std::move(lp.column_potentials)};
-}
-
-template <typename S>
-LinearOtPlan linear_ot(const Mat<S>& cost,
-                       std::span<const double> p,
-                       std::span<const double> q,
-                       const Vertex* previous) {
-  LinearOtHints hints;
-  if (previous != nullptr) {
-    hints.rows = previous->rows;
-    hints.cols = previous->cols;
-    hints.column_hint = previous->column_potentials;
-  }
-  return solve_linear_ot(std::span<const S>(cost.data(), static_cast<std::size_t>(cost.size())),
-                         static_cast<Index>(cost.rows()),
-                         static_cast<Index>(cost.cols()),
-                         p,
-                         q,
-                         hints);
+  return {std::move(lp.rows), std::move(lp.cols), std::move(lp.values)};
 }
 
 // The dense max-normalized distance matrix of a provider (as the exact loss uses it).
@@ -333,18 +80,18 @@ struct StartOutcome {
   // Conditional-gradient state (see ExactRunner::conditional_gradient).
   int cg_iterations = 0;
   bool done = false;
-  Vertex previous;
 };
 
 template <typename S>
 class ExactRunner {
  public:
   ExactRunner(PreparedProblem& pb, const Options& options, ExactGw<S>& gw, Result& result)
-      : pb_(pb), opt_(options), gw_(gw), result_(result) {}
+      : pb_(pb), opt_(options), gw_(gw), result_(result), simplex_(gw.p(), gw.q()) {}
 
   // Conditional gradient from the current plan of gw_ (on the polytope), at most `budget` more
-  // iterations (out.iterations counts across calls; out.previous carries the last vertex, whose
-  // support and duals seed the next linear OT). Sets out.done when a stopping test fired.
+  // iterations (out.iterations counts across calls; simplex_ keeps the last vertex's basis, which
+  // starts the next linear OT, of this start or the next). Sets out.done when a stopping test
+  // fired.
   void conditional_gradient(StartOutcome& out, int budget) {
     double objective = gw_.objective();
     const double tol = std::is_same_v<S, double>
@@ -361,10 +108,8 @@ class ExactRunner {
       }
       {
         ScopedPhase phase(result_.timings, "exact_linear_ot");
-        vertex = to_vertex(linear_ot<S>(gw_.gradient_matrix(),
-                                        gw_.p(),
-                                        gw_.q(),
-                                        out.previous.values.empty() ? nullptr : &out.previous));
+        const Mat<S>& g = gw_.gradient_matrix();
+        vertex = to_vertex(simplex_.solve(std::span<const S>(g.data(), g.size())));
       }
       std::pair<double, double> coef;
       {
@@ -397,7 +142,6 @@ class ExactRunner {
       }
       const double decrease = objective - next;
       objective = next;
-      out.previous = std::move(vertex);
       if (decrease <= tol * scale) {
         out.done = true;
         out.termination = Termination::kConverged;
@@ -514,6 +258,7 @@ class ExactRunner {
   const Options& opt_;
   ExactGw<S>& gw_;
   Result& result_;
+  TransportSimplex simplex_;
   Stopwatch watch_;
   bool cancelled_ = false;
 };
@@ -588,8 +333,8 @@ class ProfileStarts {
   std::vector<double> vertex() {
     const Mat<double>& c = cost();
     const Index n = pb_.n, k = pb_.k;
-    LinearOtPlan lp =
-        solve_linear_ot(std::span<const double>(c.data(), c.size()), n, k, pb_.p, pb_.q);
+    TransportSimplex simplex(pb_.p, pb_.q);
+    LinearOtPlan lp = simplex.solve(std::span<const double>(c.data(), c.size()));
     std::vector<double> plan(static_cast<std::size_t>(n) * k, 0.0);
     for (std::size_t e = 0; e < lp.values.size(); ++e) {
       plan[static_cast<std::size_t>(lp.rows[e]) * k + lp.cols[e]] += lp.values[e];
@@ -680,6 +425,7 @@ void run_exact_typed(PreparedProblem& pb,
   double first_seconds = 0.0;
   std::vector<StartOutcome> outcomes;
   std::vector<std::vector<double>> probe_plans;
+  std::vector<Mat<S>> probe_products;  // dx T dy of each probe's plan (with several starts)
   for (std::size_t s = 0; s < names.size(); ++s) {
     if (runner.cancelled()) break;
     if (s > 0 && watch.seconds() + first_seconds > options.start_time_budget) break;
@@ -707,7 +453,9 @@ void run_exact_typed(PreparedProblem& pb,
       runner.mirror_descent(out, options.mirror_iterations);
       out.done = true;
     } else {
+      bool basin_ran = false;
       if (sampled_basin && name != "profile-vertex") {
+        basin_ran = true;
         // The basin from the sampled loop: cheap iterations on M anchors instead of exact ones.
         PreparedProblem basin = pb;
         basin.initial_plan = std::move(start);
@@ -725,13 +473,23 @@ void run_exact_typed(PreparedProblem& pb,
         ScopedPhase phase(result.timings, "exact_project");
         project_to_marginals(start, pb.p, pb.q);
       }
-      gw.set_plan(start);
+      // dx T dy for the start: rank one for p q^T, one GEMM for a vertex, two otherwise.
+      if (basin_ran) {
+        gw.set_plan(start);
+      } else if (name == "product") {
+        gw.set_product_plan();
+      } else if (name == "profile-vertex") {
+        gw.set_sparse_plan(start);
+      } else {
+        gw.set_plan(start);
+      }
       runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
     }
     const double seconds = start_watch.seconds();
     if (s == 0) first_seconds = seconds;
     result.starts.push_back({name, out.loss, out.objective, out.iterations, seconds});
     probe_plans.push_back(gw.plan_f64());
+    if (names.size() > 1) probe_products.push_back(gw.product());
     outcomes.push_back(std::move(out));
   }
   std::size_t best = 0;
@@ -742,7 +500,11 @@ void run_exact_typed(PreparedProblem& pb,
   if (!kept.done) {
     // The best probe continues where it stopped.
     Stopwatch more;
-    gw.set_plan(probe_plans[best]);
+    if (best < probe_products.size()) {
+      gw.restore(probe_plans[best], std::move(probe_products[best]));
+    } else {
+      gw.set_plan(probe_plans[best]);
+    }
     runner.conditional_gradient(kept, options.exact_max_iterations);
     StartRecord& record = result.starts[best];
     record.gw_loss = kept.loss;
@@ -787,7 +549,8 @@ void run_exact(PreparedProblem& pb,
   if (!pb.source) {
     // fused_weight = 1: plain exact OT on the feature cost.
     const DenseMatrix<double>& c = *pb.feature_cost;
-    LinearOtPlan lp = solve_linear_ot(std::span<const double>(c.values), pb.n, pb.k, pb.p, pb.q);
+    TransportSimplex simplex(pb.p, pb.q);
+    LinearOtPlan lp = simplex.solve(std::span<const double>(c.values));
     plan.assign(static_cast<std::size_t>(pb.n) * pb.k, 0.0);
     for (std::size_t e = 0; e < lp.values.size(); ++e) {
       plan[static_cast<std::size_t>(lp.rows[e]) * pb.k + lp.cols[e]] += lp.values[e];

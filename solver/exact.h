@@ -1,6 +1,7 @@
 // Building blocks of the exact-gradient GW solver (Options::solver = kExact, see options.h): the
 // square-loss GW gradient on dense distance matrices, the exact line search of the conditional-
-// gradient step, and exact linear optimal transport by network simplex (LEMON's NetworkSimplex).
+// gradient step, and exact linear optimal transport by network simplex (LEMON's NetworkSimplex, and
+// TransportSimplex, ours, which warm-starts from its previous basis).
 // gw::solve runs them; they are public so that callers and tests can use them directly.
 //
 // Conventions shared by every function here: distance matrices are dense, row-major, symmetric
@@ -13,6 +14,8 @@
 // OpenMP thread count for the GEMMs (none when it is 1).
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -95,6 +98,45 @@ LinearOtPlan solve_linear_ot(std::span<const float> cost,
                              std::span<const double> p,
                              std::span<const double> q,
                              const LinearOtHints& hints = {});
+
+// Exact linear OT between fixed marginals p and q for a sequence of costs (the conditional-gradient
+// vertices of one problem): a primal network simplex on the complete bipartite graph that keeps
+// its spanning-tree basis from one solve() to the next. A basis depends only on the marginals, so
+// the previous optimum is a feasible start for the next cost, and a cost that changed little needs
+// few pivots (LEMON's NetworkSimplex behind solve_linear_ot always starts from scratch). Same
+// result contract as solve_linear_ot: integer masses and costs as described there (the vertex is
+// optimal for C within 2^-40 max|C| per unit of mass; `cost` is <C, T> in the given costs), zero-
+// mass rows and columns left out, an optimal basic plan with at most n + k - 1 entries sorted by
+// (row, column), column_potentials with the same convention. Anti-cycling: Cunningham's strongly
+// feasible trees (the leaving arc is the last blocking one around the cycle from its apex), so
+// every solve terminates; pricing is block search over the arcs in row-major order.
+// Memory: n k int64 costs plus O(n + k). Not thread-safe (one object per thread); solve() may be
+// called any number of times with costs of the constructor's n x k shape.
+class TransportSimplex {
+ public:
+  // p (n) and q (k): non-negative with equal positive sums (relative 1e-9); kInvalidArgument
+  // otherwise. At most 2^20 positive-mass rows plus columns (the int64 potentials' range).
+  TransportSimplex(std::span<const double> p, std::span<const double> q);
+  ~TransportSimplex();
+  TransportSimplex(TransportSimplex&&) noexcept;
+  TransportSimplex& operator=(TransportSimplex&&) noexcept;
+
+  // min <C, T> for the n x k row-major cost (finite; kInvalidArgument otherwise), starting from
+  // the basis of the previous call (the first call starts from artificial arcs).
+  LinearOtPlan solve(std::span<const double> cost);
+  LinearOtPlan solve(std::span<const float> cost);
+  // Forgets the basis: the next solve() starts cold.
+  void reset();
+
+  Index n() const;
+  Index k() const;
+  // Pivots of the last solve() (degenerate ones included).
+  std::int64_t pivots() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The distance profiles behind the exact solver's "profiles" and "profile-vertex" starts
 // (Options::profile_anchors): for each row i of a dense n x n distance matrix d (row-major), the

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <utility>
 
 #include "core/error.h"
 #include "solver/exact.h"
+#include "solver/linear_ot_impl.h"
 
 namespace gw {
 
@@ -17,20 +19,12 @@ namespace {
 
 constexpr std::int64_t kMassTotal = std::int64_t{1} << 50;
 constexpr int kMaxPricingRounds = 12;
-// The network simplex runs on integer costs, round(C / max|C| x 2^kCostBits), i.e. in units of
-// quantum = max|C| / 2^kCostBits. On double costs LEMON's potentials, updated incrementally pivot
-// after pivot, drift by rounding until an arc's reduced cost changes sign back and forth and the
-// degenerate pivots cycle for ever (found by the solve fuzzer on an 8 x 9 problem); in integers every pivot is exact and the
-// strongly feasible tree rule guarantees termination. The vertex is optimal for the rounded costs,
-// i.e. within n_arcs_in_plan x quantum / 2 of the optimum for C, and its potentials leave every
-// reduced cost of C above -quantum / 2. 2^40 keeps |potentials| <= nodes x 2^40 far below int64's
-// range (LEMON's artificial arcs cost 2^62).
-constexpr int kCostBits = 40;
 // Reduced costs above -kPricingTolerance * max|C| count as optimal. It must exceed the rounding
 // of the integer costs (2^-41 < 1e-12); a reduced cost that small changes the objective by less
-// than the rounding of <C, T>.
+// than the rounding of <C, T>. kCostBits = 40 keeps |potentials| <= nodes x 2^40 far below int64's
+// range (LEMON's artificial arcs cost 2^62).
 constexpr double kPricingTolerance = 1e-12;
-static_assert(kPricingTolerance > 0.5 / static_cast<double>(std::int64_t{1} << kCostBits));
+static_assert(kPricingTolerance > 0.5 / static_cast<double>(std::int64_t{1} << detail::kCostBits));
 
 using Graph = lemon::StaticDigraph;
 using Simplex = lemon::NetworkSimplex<Graph, std::int64_t, std::int64_t>;
@@ -60,6 +54,99 @@ bool all_equal(std::span<const double> mass, const std::vector<Index>& active) {
   return true;
 }
 
+}  // namespace
+
+namespace detail {
+
+IntegerMarginals integer_marginals(std::span<const double> p,
+                                   std::span<const double> q,
+                                   const char* who) {
+  IntegerMarginals m;
+  double p_sum = 0.0, q_sum = 0.0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    GW_CHECK(std::isfinite(p[i]) && p[i] >= 0.0, who << ": p[" << i << "] = " << p[i]);
+    if (p[i] > 0.0) m.rows.push_back(static_cast<Index>(i));
+    p_sum += p[i];
+  }
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    GW_CHECK(std::isfinite(q[j]) && q[j] >= 0.0, who << ": q[" << j << "] = " << q[j]);
+    if (q[j] > 0.0) m.cols.push_back(static_cast<Index>(j));
+    q_sum += q[j];
+  }
+  GW_CHECK(p_sum > 0.0 && std::abs(p_sum - q_sum) <= 1e-9 * p_sum,
+           who << ": marginal sums differ (" << p_sum << " vs " << q_sum << ")");
+  const auto nr = static_cast<std::int64_t>(m.rows.size());
+  const auto nc = static_cast<std::int64_t>(m.cols.size());
+  std::int64_t total = kMassTotal;
+  const std::int64_t lcm = std::lcm<std::int64_t>(nr, nc);
+  if (all_equal(p, m.rows) && all_equal(q, m.cols) && lcm <= kMassTotal) {
+    total = lcm;
+    m.supply.assign(m.rows.size(), lcm / nr);
+    m.demand.assign(m.cols.size(), lcm / nc);
+  } else {
+    m.supply = integer_masses(p, m.rows, p_sum, total);
+    m.demand = integer_masses(q, m.cols, q_sum, total);
+  }
+  m.unit = p_sum / static_cast<double>(total);
+  return m;
+}
+
+template <typename CostT>
+double active_cost_scale(std::span<const CostT> cost,
+                         Index k,
+                         const std::vector<Index>& rows,
+                         const std::vector<Index>& cols,
+                         const char* who) {
+  // One pass per row, written so that it vectorizes: max |v|, and whether any |v| failed
+  // |v| <= DBL_MAX (NaN or infinity); the offending entry is located only then.
+  double scale = 0.0;
+  bool finite = true;
+  const bool all_cols = cols.size() == static_cast<std::size_t>(k);
+  for (Index r : rows) {
+    const CostT* row = cost.data() + static_cast<std::size_t>(r) * k;
+    double high = 0.0;
+    bool ok = true;
+    if (all_cols) {
+      for (Index c = 0; c < k; ++c) {
+        const double a = std::abs(static_cast<double>(row[c]));
+        ok &= a <= std::numeric_limits<double>::max();
+        high = a > high ? a : high;
+      }
+    } else {
+      for (Index c : cols) {
+        const double a = std::abs(static_cast<double>(row[c]));
+        ok &= a <= std::numeric_limits<double>::max();
+        high = a > high ? a : high;
+      }
+    }
+    finite &= ok;
+    scale = std::max(scale, high);
+  }
+  if (!finite) {
+    for (Index r : rows)
+      for (Index c : cols) {
+        const double v = static_cast<double>(cost[static_cast<std::size_t>(r) * k + c]);
+        GW_CHECK(std::isfinite(v), who << ": cost entry (" << r << ", " << c << ") is " << v);
+      }
+  }
+  return scale;
+}
+
+template double active_cost_scale(std::span<const double>,
+                                  Index,
+                                  const std::vector<Index>&,
+                                  const std::vector<Index>&,
+                                  const char*);
+template double active_cost_scale(std::span<const float>,
+                                  Index,
+                                  const std::vector<Index>&,
+                                  const std::vector<Index>&,
+                                  const char*);
+
+}  // namespace detail
+
+namespace {
+
 template <typename CostT>
 LinearOtPlan solve_impl(std::span<const CostT> cost,
                         Index n,
@@ -79,58 +166,22 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
   GW_CHECK(hints.column_hint.empty() || hints.column_hint.size() == static_cast<std::size_t>(k),
            "solve_linear_ot: column_hint has " << hints.column_hint.size() << " entries for " << k
                                                << " columns");
-  std::vector<Index> rows, cols;
-  double p_sum = 0.0, q_sum = 0.0;
-  for (Index i = 0; i < n; ++i) {
-    GW_CHECK(std::isfinite(p[i]) && p[i] >= 0.0, "solve_linear_ot: p[" << i << "] = " << p[i]);
-    if (p[i] > 0.0) rows.push_back(i);
-    p_sum += p[i];
-  }
-  for (Index j = 0; j < k; ++j) {
-    GW_CHECK(std::isfinite(q[j]) && q[j] >= 0.0, "solve_linear_ot: q[" << j << "] = " << q[j]);
-    if (q[j] > 0.0) cols.push_back(j);
-    q_sum += q[j];
-  }
-  GW_CHECK(p_sum > 0.0 && std::abs(p_sum - q_sum) <= 1e-9 * p_sum,
-           "solve_linear_ot: marginal sums differ (" << p_sum << " vs " << q_sum << ")");
+  detail::IntegerMarginals marginals = detail::integer_marginals(p, q, "solve_linear_ot");
+  const std::vector<Index>& rows = marginals.rows;
+  const std::vector<Index>& cols = marginals.cols;
+  const std::vector<std::int64_t>& supply = marginals.supply;
+  const std::vector<std::int64_t>& demand = marginals.demand;
   const Index nr = static_cast<Index>(rows.size()), nc = static_cast<Index>(cols.size());
-
-  // Integer supplies: exact for uniform masses (the common case), else scaled to 2^50.
-  std::vector<std::int64_t> supply, demand;
-  std::int64_t total = kMassTotal;
-  const std::int64_t lcm = std::lcm<std::int64_t>(nr, nc);
-  if (all_equal(p, rows) && all_equal(q, cols) && lcm <= kMassTotal) {
-    total = lcm;
-    supply.assign(nr, lcm / nr);
-    demand.assign(nc, lcm / nc);
-  } else {
-    supply = integer_masses(p, rows, p_sum, total);
-    demand = integer_masses(q, cols, q_sum, total);
-  }
-  const double unit = p_sum / static_cast<double>(total);
+  const double unit = marginals.unit;
 
   std::vector<Index> col_slot(k, -1);
   for (Index c = 0; c < nc; ++c) col_slot[cols[c]] = c;
   std::vector<Index> row_slot(n, -1);
   for (Index r = 0; r < nr; ++r) row_slot[rows[r]] = r;
 
-  double cost_scale = 0.0;
-  for (Index r = 0; r < nr; ++r) {
-    const CostT* row = cost.data() + static_cast<std::size_t>(rows[r]) * k;
-    for (Index c = 0; c < nc; ++c) {
-      const double v = static_cast<double>(row[cols[c]]);
-      GW_CHECK(std::isfinite(v),
-               "solve_linear_ot: cost entry (" << rows[r] << ", " << cols[c] << ") is " << v);
-      cost_scale = std::max(cost_scale, std::abs(v));
-    }
-  }
+  const double cost_scale = detail::active_cost_scale(cost, k, rows, cols, "solve_linear_ot");
   const double tolerance = kPricingTolerance * std::max(cost_scale, 1e-300);
-  // Integer cost = round(C / max|C| * 2^kCostBits): dividing by max|C| first keeps the ratio in
-  // [-1, 1] however small max|C| is (C / quantum would overflow when the quantum underflows).
-  const double units = static_cast<double>(std::int64_t{1} << kCostBits);
-  auto integer_cost = [&](double c) -> std::int64_t {
-    return cost_scale > 0.0 ? std::llround(c / cost_scale * units) : 0;
-  };
+  auto integer_cost = [&](double c) { return detail::integer_cost(c, cost_scale); };
 
   // Arcs per compact row (compact column ids), kept sorted and unique.
   std::vector<std::vector<Index>> arcs(nr);
@@ -240,7 +291,7 @@ LinearOtPlan solve_impl(std::span<const CostT> cost,
       out.cost += value * static_cast<double>(cost[static_cast<std::size_t>(i) * k + j]);
     }
     for (int v = 0; v < nr + nc; ++v) {
-      potential[v] = static_cast<double>(simplex.potential(graph.node(v))) / units * cost_scale;
+      potential[v] = detail::cost_from_integer(simplex.potential(graph.node(v)), cost_scale);
     }
     if (dense) break;
 

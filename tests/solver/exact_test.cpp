@@ -10,11 +10,13 @@
 #include <future>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
 #include "solver/exact.h"
+#include "solver/exact_gw_impl.h"
 #include "solver/gw_oracles.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
@@ -301,6 +303,139 @@ TEST(LinearOt, SubnormalCostsGiveThePlanOfTheSameProblemAtUnitScale) {
   }
 }
 
+// Zero reduced cost on every plan entry under row duals u_i = max_j (v_j - C_ij) built from the
+// returned column duals v (which make every reduced cost C_ij + u_i - v_j >= 0) certifies that
+// the plan is optimal. Rows or columns of zero mass are skipped (the solvers leave them out).
+void expect_certified(const LinearOtPlan& plan,
+                      const std::vector<double>& p,
+                      const std::vector<double>& q,
+                      const std::vector<double>& cost,
+                      double tolerance) {
+  const Index n = static_cast<Index>(p.size()), k = static_cast<Index>(q.size());
+  ASSERT_EQ(plan.column_potentials.size(), static_cast<std::size_t>(k));
+  std::vector<double> u(n, -std::numeric_limits<double>::infinity());
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < k; ++j)
+      if (q[j] > 0.0) u[i] = std::max(u[i], plan.column_potentials[j] - cost[i * k + j]);
+  for (std::size_t e = 0; e < plan.values.size(); ++e) {
+    const Index i = plan.rows[e], j = plan.cols[e];
+    EXPECT_NEAR(cost[i * k + j] + u[i] - plan.column_potentials[j], 0.0, tolerance)
+        << "plan entry (" << i << ", " << j << ") has a positive reduced cost: not optimal";
+  }
+}
+
+// A random transport problem for the TransportSimplex tests: kind 0 uniform masses and uniform
+// costs, 1 costs in {0, 1, 2} (ties, degenerate pivots), 2 random masses with some zeros.
+struct TransportCase {
+  Index n, k;
+  std::vector<double> cost, p, q;
+};
+TransportCase random_transport(Rng& rng, int kind) {
+  TransportCase t;
+  t.n = 1 + static_cast<Index>(rng.uniform() * 30.0);
+  t.k = 1 + static_cast<Index>(rng.uniform() * 30.0);
+  t.cost.resize(static_cast<std::size_t>(t.n) * t.k);
+  for (double& c : t.cost) c = kind == 1 ? std::floor(rng.uniform() * 3.0) : rng.uniform() - 0.3;
+  t.p.assign(t.n, 1.0 / t.n);
+  t.q.assign(t.k, 1.0 / t.k);
+  if (kind == 2) {
+    double ps = 0.0, qs = 0.0;
+    for (double& x : t.p) ps += (x = rng.uniform() < 0.2 ? 0.0 : rng.uniform());
+    for (double& x : t.q) qs += (x = rng.uniform() < 0.2 ? 0.0 : rng.uniform());
+    t.p[0] += 0.5;  // a positive total on both sides
+    t.q[t.k - 1] += 0.5;
+    ps += 0.5;
+    qs += 0.5;
+    for (double& x : t.p) x /= ps;
+    for (double& x : t.q) x /= qs;
+  }
+  return t;
+}
+
+TEST(TransportSimplex, MatchesAssignmentByEnumerationIncludingTies) {
+  Rng rng(16);
+  const Index n = 6;
+  std::vector<Index> rows(n);
+  std::iota(rows.begin(), rows.end(), 0);
+  for (int trial = 0; trial < 30; ++trial) {
+    std::vector<double> cost(static_cast<std::size_t>(n) * n);
+    for (double& c : cost) c = trial % 2 == 1 ? std::floor(rng.uniform() * 3.0) : rng.uniform();
+    const std::vector<double> p(n, 1.0 / n);
+    TransportSimplex simplex(p, p);
+    const LinearOtPlan plan = simplex.solve(std::span<const double>(cost));
+    EXPECT_NEAR(plan.cost, best_assignment(cost, rows, n), kSumTolerance) << "trial " << trial;
+    expect_feasible(plan, p, p, cost, n);
+    expect_certified(plan, p, p, cost, 1e-11);
+  }
+}
+
+// Against LEMON's network simplex (solve_linear_ot) on 300 random problems of three kinds, each
+// solved cold by a fresh object and warm by one object that solved the previous problems of the
+// same marginals with other costs: the same optimal cost, a feasible basic plan, and a dual
+// certificate. A wrong leaving-arc rule, potential update or tree relink fails these (or hangs).
+TEST(TransportSimplex, ColdAndWarmSolvesMatchLemonIncludingTiesAndZeroMasses) {
+  Rng rng(17);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int kind = trial % 3;
+    TransportCase t = random_transport(rng, kind);
+    const std::span<const double> cost(t.cost);
+    const LinearOtPlan reference = solve_linear_ot(cost, t.n, t.k, t.p, t.q);
+    TransportSimplex cold(t.p, t.q);
+    const LinearOtPlan a = cold.solve(cost);
+    // Warm: three unrelated costs first, then this one.
+    TransportSimplex warm(t.p, t.q);
+    for (int other = 0; other < 3; ++other) {
+      std::vector<double> c(t.cost.size());
+      for (double& x : c) x = kind == 1 ? std::floor(rng.uniform() * 3.0) : rng.uniform();
+      warm.solve(std::span<const double>(c));
+    }
+    const LinearOtPlan b = warm.solve(cost);
+    for (const LinearOtPlan* plan : {&a, &b}) {
+      EXPECT_NEAR(plan->cost, reference.cost, 1e-12) << "trial " << trial << " kind " << kind;
+      expect_feasible(*plan, t.p, t.q, t.cost, t.k);
+      expect_certified(*plan, t.p, t.q, t.cost, 1e-11);
+    }
+  }
+}
+
+// The use it is built for: a sequence of slowly changing costs (C + s E, s growing) on the same
+// marginals. Warm solves must give the cold optimum each time, and, starting next to it, need
+// fewer pivots in total than cold solves (a warm start that silently restarted would not).
+TEST(TransportSimplex, WarmStartsOnSlowlyChangingCostsGiveTheColdOptimumInFewerPivots) {
+  Rng rng(18);
+  const Index n = 40, k = 50;
+  std::vector<double> base(static_cast<std::size_t>(n) * k), drift(base.size());
+  for (double& x : base) x = rng.uniform();
+  for (double& x : drift) x = rng.uniform() - 0.5;
+  const std::vector<double> p(n, 1.0 / n), q(k, 1.0 / k);
+  TransportSimplex warm(p, q);
+  std::int64_t warm_pivots = 0, cold_pivots = 0;
+  for (int step = 0; step < 10; ++step) {
+    std::vector<double> cost(base.size());
+    for (std::size_t e = 0; e < cost.size(); ++e) cost[e] = base[e] + 0.02 * step * drift[e];
+    const LinearOtPlan w = warm.solve(std::span<const double>(cost));
+    warm_pivots += step > 0 ? warm.pivots() : 0;
+    TransportSimplex cold(p, q);
+    const LinearOtPlan c = cold.solve(std::span<const double>(cost));
+    cold_pivots += step > 0 ? cold.pivots() : 0;
+    EXPECT_NEAR(w.cost, c.cost, 1e-12) << "step " << step;
+    expect_feasible(w, p, q, cost, k);
+    expect_certified(w, p, q, cost, 1e-11);
+  }
+  EXPECT_LT(warm_pivots, cold_pivots);
+}
+
+TEST(TransportSimplex, BadInputIsAnInvalidArgument) {
+  const std::vector<double> p = {0.5, 0.5}, q = {0.3, 0.3};
+  EXPECT_THROW(TransportSimplex(p, q), Error);  // sums differ
+  const std::vector<double> r = {0.5, 0.5};
+  TransportSimplex simplex(p, r);
+  const std::vector<double> short_cost = {1.0, 2.0, 3.0};
+  EXPECT_THROW(simplex.solve(std::span<const double>(short_cost)), Error);
+  const std::vector<double> nan_cost = {1.0, std::nan(""), 3.0, 4.0};
+  EXPECT_THROW(simplex.solve(std::span<const double>(nan_cost)), Error);
+}
+
 // Random points in the plane, n of them, as a float distance matrix (no normalization needed:
 // the solver max-normalizes).
 DenseMatrix<float> point_distances(const std::vector<double>& pts, Index n) {
@@ -370,6 +505,112 @@ TEST(ExactSolver, ReportedLossIsTheExactLossOfTheReturnedPlan) {
   const std::vector<double> dx = normalized(point_distances(xs, n));
   const std::vector<double> dy = normalized(point_distances(ys, k));
   EXPECT_NEAR(result.gw_loss, test::gw_loss_by_definition(dx, dy, result.plan, n, k), 1e-9);
+}
+
+// End to end, whichever start is kept (a single product or profile start after one iteration, or
+// the best of three after full runs, on random problems until both the profile-vertex and the
+// profiles start have been kept at least once): the reported loss is the exact loss of the
+// returned plan. (ExactGwState below checks each start's product directly.)
+TEST(ExactSolver, ReportedLossIsExactWhicheverStartIsKept) {
+  Rng rng(22);
+  auto normalized = [](const DenseMatrix<float>& d) {
+    const float top = *std::max_element(d.values.begin(), d.values.end());
+    std::vector<double> out(d.values.size());
+    for (std::size_t e = 0; e < out.size(); ++e) out[e] = static_cast<double>(d.values[e] / top);
+    return out;
+  };
+  std::vector<std::string> kept;
+  for (int trial = 0; trial < 12; ++trial) {
+    const Index n = 10 + trial, k = 14;
+    const std::vector<double> xs = random_points(rng, n), ys = random_points(rng, k);
+    Problem problem;
+    problem.source = Geometry::from_distances(point_distances(xs, n));
+    problem.target = Geometry::from_distances(point_distances(ys, k));
+    const std::vector<double> dx = normalized(point_distances(xs, n));
+    const std::vector<double> dy = normalized(point_distances(ys, k));
+    for (int config = 0; config < 3; ++config) {
+      Options options;
+      options.solver = SolverKind::kExact;
+      options.start_time_budget = 1e9;
+      if (config < 2) {
+        options.starts = 1;
+        options.exact_max_iterations = 1;
+        options.initial_plan = config == 0 ? InitialPlan::kProduct : InitialPlan::kDistanceProfiles;
+      }
+      const Result result = solve(problem, options);
+      EXPECT_NEAR(result.gw_loss, test::gw_loss_by_definition(dx, dy, result.plan, n, k), 1e-9)
+          << "trial " << trial << ", config " << config;
+      if (config == 2) kept.push_back(result.starts.at(result.start_chosen).name);
+    }
+  }
+  EXPECT_NE(std::find(kept.begin(), kept.end(), "profile-vertex"), kept.end());
+  EXPECT_NE(std::find(kept.begin(), kept.end(), "profiles"), kept.end());
+}
+
+// ExactGw (solver/exact_gw_impl.h) sets a plan four ways; each must leave the same product
+// A = dx T dy, hence the same objective, as set_plan's two dense GEMMs, the plain reference:
+// p q^T by two matrix-vector products, a network-simplex vertex by one GEMM after a sparse pass,
+// a dense plan handed to set_sparse_plan (its fallback), and restore() of a saved product.
+template <typename S>
+void expect_plan_setters_agree(double tolerance) {
+  using detail::ExactGw;
+  using detail::Mat;
+  Rng rng(23);
+  for (int trial = 0; trial < 4; ++trial) {
+    const Index n = 17 + 3 * trial, k = 23 - trial;
+    const std::vector<double> dxv = random_metric(rng, n), dyv = random_metric(rng, k);
+    const Mat<S> dx = Eigen::Map<const Mat<double>>(dxv.data(), n, n).cast<S>();
+    const Mat<S> dy = Eigen::Map<const Mat<double>>(dyv.data(), k, k).cast<S>();
+    std::vector<double> p(n), q(k);
+    double ps = 0.0, qs = 0.0;
+    for (double& x : p) ps += (x = 0.5 + rng.uniform());
+    for (double& x : q) qs += (x = 0.5 + rng.uniform());
+    for (double& x : p) x /= ps;
+    for (double& x : q) x /= qs;
+    std::vector<double> cost(static_cast<std::size_t>(n) * k), dense(cost.size());
+    for (double& c : cost) c = rng.uniform();
+    for (double& t : dense) t = rng.uniform() / static_cast<double>(n * k);
+    const LinearOtPlan lp = TransportSimplex(p, q).solve(std::span<const double>(cost));
+    std::vector<double> vertex(cost.size(), 0.0), product(cost.size());
+    for (std::size_t e = 0; e < lp.values.size(); ++e)
+      vertex[lp.rows[e] * k + lp.cols[e]] = lp.values[e];
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < k; ++j) product[i * k + j] = p[i] * q[j];
+
+    ExactGw<S> reference(dx, dy, p, q, nullptr, 0.0), fast(dx, dy, p, q, nullptr, 0.0);
+    auto expect_same = [&](const char* what) {
+      const double scale = reference.product().cwiseAbs().maxCoeff();
+      const double diff =
+          (reference.product().template cast<double>() - fast.product().template cast<double>())
+              .cwiseAbs()
+              .maxCoeff();
+      EXPECT_LE(diff, tolerance * scale) << what << ", trial " << trial;
+      EXPECT_NEAR(
+          fast.objective(), reference.objective(), tolerance * std::abs(reference.objective()))
+          << what << ", trial " << trial;
+    };
+    reference.set_plan(product);
+    fast.set_product_plan();
+    expect_same("p q^T");
+    reference.set_plan(vertex);
+    fast.set_sparse_plan(vertex);
+    expect_same("vertex");
+    reference.set_plan(dense);
+    fast.set_sparse_plan(dense);
+    expect_same("dense plan through set_sparse_plan");
+    reference.set_plan(vertex);
+    fast.set_plan(product);
+    fast.restore(vertex, reference.product());
+    expect_same("restore");
+  }
+}
+
+TEST(ExactGwState, EveryWayOfSettingAPlanGivesTheProductOfTwoDenseGemmsFloat64) {
+  expect_plan_setters_agree<double>(1e-12);
+}
+
+TEST(ExactGwState, EveryWayOfSettingAPlanGivesTheProductOfTwoDenseGemmsFloat32) {
+  expect_plan_setters_agree<float>(1e-5);
 }
 
 TEST(ExactSolver, MirrorDescentObjectiveDecreasesWithinTolerance) {

@@ -1,0 +1,292 @@
+// ExactGw, the state of the exact-gradient solver (solver/exact.cpp) on dense distance matrices:
+// the plan T, the product A = dx T dy that the objective, the gradient and the line search share,
+// and the ways to set T with A computed cheaply. In a header so that the tests can check every way
+// of setting a plan against set_plan's two dense GEMMs (tests/solver/exact_test.cpp).
+#pragma once
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/types.h"
+#include "solver/gw_cost_kernels_impl.h"
+
+namespace gw::detail {
+
+template <typename S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One vertex of the transport polytope as a list of entries.
+struct Vertex {
+  std::vector<Index> rows, cols;
+  std::vector<double> values;
+};
+
+template <typename S>
+class ExactGw {
+ public:
+  // dx, dy: symmetric, row-major; feature: n x k or null.
+  ExactGw(Mat<S> dx,
+          Mat<S> dy,
+          std::span<const double> p,
+          std::span<const double> q,
+          const double* feature,
+          double fused_weight)
+      : n_(static_cast<Index>(dx.rows())),
+        k_(static_cast<Index>(dy.rows())),
+        dx_(std::move(dx)),
+        dy_(std::move(dy)),
+        p_(p.begin(), p.end()),
+        q_(q.begin(), q.end()),
+        w_(fused_weight) {
+    feature_ptr_ = feature;
+    if (feature != nullptr && w_ > 0.0) {
+      feature_ = Eigen::Map<const Mat<double>>(feature, n_, k_).template cast<S>();
+    }
+  }
+
+  Index n() const { return n_; }
+  const Mat<S>& dx() const { return dx_; }
+  const Mat<S>& dy() const { return dy_; }
+  const double* feature_f64() const { return feature_ptr_; }
+  Index k() const { return k_; }
+  const Mat<S>& plan() const { return t_; }
+  // The plan for in-place writes; call update_product() after changing it.
+  Mat<S>& mutable_plan() { return t_; }
+  std::span<const double> p() const { return p_; }
+  std::span<const double> q() const { return q_; }
+
+  void set_plan(std::span<const double> plan) {
+    t_ = Eigen::Map<const Mat<double>>(plan.data(), n_, k_).template cast<S>();
+    update_product();
+  }
+  // A plan with few nonzeros (a vertex; at most about n + k): A = dx T dy by one GEMM after a
+  // sparse pass instead of two dense GEMMs. A plan with more than 4 (n + k) nonzeros (e.g. after
+  // a rounding correction) goes through set_plan, whose cost does not grow with them.
+  void set_sparse_plan(std::span<const double> plan) {
+    const auto nonzeros = static_cast<std::size_t>(
+        std::count_if(plan.begin(), plan.end(), [](double v) { return v != 0.0; }));
+    if (nonzeros > 4 * static_cast<std::size_t>(n_ + k_)) {
+      set_plan(plan);
+      return;
+    }
+    t_ = Eigen::Map<const Mat<double>>(plan.data(), n_, k_).template cast<S>();
+    Vertex s;
+    for (Index i = 0; i < n_; ++i)
+      for (Index j = 0; j < k_; ++j) {
+        const double v = plan[static_cast<std::size_t>(i) * k_ + j];
+        if (v != 0.0) {
+          s.rows.push_back(i);
+          s.cols.push_back(j);
+          s.values.push_back(v);
+        }
+      }
+    vertex_product(s);
+    a_.swap(v_);
+  }
+  // The product plan T = p q^T: A = (dx p)(dy q)^T, two matrix-vector products.
+  void set_product_plan() {
+    const Eigen::Map<const Eigen::VectorXd> p(p_.data(), n_), q(q_.data(), k_);
+    t_ = (p * q.transpose()).template cast<S>();
+    const Eigen::VectorXd xp = dx_.template cast<double>() * p;
+    const Eigen::VectorXd yq = dy_.template cast<double>() * q;
+    a_ = (xp * yq.transpose()).template cast<S>();
+  }
+  // A plan and its product A = dx T dy saved earlier from this object (plan_f64(), product()).
+  void restore(std::span<const double> plan, Mat<S> product) {
+    t_ = Eigen::Map<const Mat<double>>(plan.data(), n_, k_).template cast<S>();
+    a_ = std::move(product);
+  }
+  const Mat<S>& product() const { return a_; }
+  std::vector<double> plan_f64() const {
+    std::vector<double> out(static_cast<std::size_t>(n_) * k_);
+    Eigen::Map<Mat<double>>(out.data(), n_, k_) = t_.template cast<double>();
+    return out;
+  }
+
+  // F(T) with T's own marginals (exact for any plan).
+  double objective() {
+    marginal_terms();
+    double cross = 0.0, linear = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
+      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
+      double row = 0.0;
+      for (Index j = 0; j < k_; ++j) row += static_cast<double>(a[j]) * t[j];
+      cross += row;
+      if (feature_.size() != 0) {
+        const S* c = feature_.data() + static_cast<std::size_t>(i) * k_;
+        double lin = 0.0;
+        for (Index j = 0; j < k_; ++j) lin += static_cast<double>(c[j]) * t[j];
+        linear += lin;
+      }
+    }
+    const double loss = r_.dot(rx_) + c_.dot(cy_) - 2.0 * cross;
+    loss_ = loss;
+    return (1.0 - w_) * loss + w_ * linear;
+  }
+  // The pure GW loss of the last objective() call.
+  double loss() const { return loss_; }
+
+  // dF/dT into grad_ (after objective(), which sets the marginal terms).
+  const Mat<S>& gradient() {
+    grad_.resize(n_, k_);
+    const double gw = 2.0 * (1.0 - w_);
+    for (Index i = 0; i < n_; ++i) {
+      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
+      S* g = grad_.data() + static_cast<std::size_t>(i) * k_;
+      const S* c = feature_.size() ? feature_.data() + static_cast<std::size_t>(i) * k_ : nullptr;
+      for (Index j = 0; j < k_; ++j) {
+        double v = gw * (rx_[i] + cy_[j] - 2.0 * static_cast<double>(a[j]));
+        if (c != nullptr) v += w_ * static_cast<double>(c[j]);
+        g[j] = static_cast<S>(v);
+      }
+    }
+    return grad_;
+  }
+
+  const Mat<S>& gradient_matrix() const { return grad_; }
+
+  // Coefficients of F(T + alpha (S - T)) = F(T) + a alpha + b alpha^2 for a vertex S, computing
+  // v_ = dx S dy on the way. Needs gradient() of the current plan.
+  std::pair<double, double> segment(const Vertex& s) {
+    vertex_product(s);
+    // D = S - T; <G, D>; <dx D dy, D> = <V - A, S - T>; the marginal terms of Q(D, D).
+    double g_s = 0.0, v_s = 0.0, a_s = 0.0;
+    std::vector<double> rd(n_), cd(k_);
+    for (std::size_t e = 0; e < s.values.size(); ++e) {
+      const std::size_t at = static_cast<std::size_t>(s.rows[e]) * k_ + s.cols[e];
+      g_s += s.values[e] * static_cast<double>(grad_.data()[at]);
+      v_s += s.values[e] * static_cast<double>(v_.data()[at]);
+      a_s += s.values[e] * static_cast<double>(a_.data()[at]);
+      rd[s.rows[e]] += s.values[e];
+      cd[s.cols[e]] += s.values[e];
+    }
+    double g_t = 0.0, v_t = 0.0, a_t = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      const std::size_t base = static_cast<std::size_t>(i) * k_;
+      double gr = 0.0, vr = 0.0, ar = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        const double t = t_.data()[base + j];
+        gr += t * grad_.data()[base + j];
+        vr += t * v_.data()[base + j];
+        ar += t * a_.data()[base + j];
+      }
+      g_t += gr;
+      v_t += vr;
+      a_t += ar;
+    }
+    for (Index i = 0; i < n_; ++i) rd[i] -= r_[i];
+    for (Index j = 0; j < k_; ++j) cd[j] -= c_[j];
+    const double quad_marg = square_form(dx_, rd) + square_form(dy_, cd);
+    const double cross = v_s - v_t - a_s + a_t;  // <dx D dy, D>
+    const double a = g_s - g_t;
+    const double b = (1.0 - w_) * (quad_marg - 2.0 * cross);
+    return {a, b};
+  }
+
+  // T <- (1 - alpha) T + alpha S, and dx T dy with it (from v_ of the last segment()).
+  void step(const Vertex& s, double alpha) {
+    const S keep = static_cast<S>(1.0 - alpha);
+    t_ *= keep;
+    a_ = keep * a_ + static_cast<S>(alpha) * v_;
+    for (std::size_t e = 0; e < s.values.size(); ++e) {
+      t_(s.rows[e], s.cols[e]) += static_cast<S>(alpha * s.values[e]);
+    }
+  }
+
+  // A = dx T dy for the current dense plan: Z = T dy (dy symmetric), then dx Z.
+  void update_product() {
+    const auto gemm = gw_cost_kernels().gemm_abt<S>();
+    z_.resize(n_, k_);
+    gemm(t_.data(), dy_.data(), n_, k_, k_, z_.data(), k_);
+    zt_ = z_.transpose();
+    a_.resize(n_, k_);
+    gemm(dx_.data(), zt_.data(), n_, k_, n_, a_.data(), k_);
+  }
+
+ private:
+  // x^T (d o d) x for a symmetric matrix d.
+  static double square_form(const Mat<S>& d, const std::vector<double>& x) {
+    const Index m = static_cast<Index>(d.rows());
+    double total = 0.0;
+    for (Index i = 0; i < m; ++i) {
+      if (x[i] == 0.0) continue;
+      const S* row = d.data() + static_cast<std::size_t>(i) * m;
+      double s = 0.0;
+      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
+      total += x[i] * s;
+    }
+    return total;
+  }
+
+  // r_, c_ (the plan's marginals), rx_ = dx^2 r, cy_ = dy^2 c.
+  void marginal_terms() {
+    r_ = Eigen::VectorXd::Zero(n_);
+    c_ = Eigen::VectorXd::Zero(k_);
+    for (Index i = 0; i < n_; ++i) {
+      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
+      double row = 0.0;
+      for (Index j = 0; j < k_; ++j) {
+        row += t[j];
+        c_[j] += t[j];
+      }
+      r_[i] = row;
+    }
+    rx_ = squared_times(dx_, r_);
+    cy_ = squared_times(dy_, c_);
+  }
+  static Eigen::VectorXd squared_times(const Mat<S>& d, const Eigen::VectorXd& x) {
+    const Index m = static_cast<Index>(d.rows());
+    Eigen::VectorXd out(m);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < m; ++i) {
+      const S* row = d.data() + static_cast<std::size_t>(i) * m;
+      double s = 0.0;
+      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
+      out[i] = s;
+    }
+    return out;
+  }
+
+  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds.
+  void vertex_product(const Vertex& s) {
+    const auto gemm = gw_cost_kernels().gemm_abt<S>();
+    v_.resize(n_, k_);
+    if (n_ <= k_) {
+      // W = (S dy)^T (k x n): column i of W gathers v dy.row(j) over S's entries (i, j, v).
+      zt_.setZero(k_, n_);
+      for (std::size_t e = 0; e < s.values.size(); ++e) {
+        const S v = static_cast<S>(s.values[e]);
+        const S* row = dy_.data() + static_cast<std::size_t>(s.cols[e]) * k_;
+        S* col = zt_.data() + s.rows[e];
+        for (Index l = 0; l < k_; ++l) col[static_cast<std::size_t>(l) * n_] += v * row[l];
+      }
+      gemm(dx_.data(), zt_.data(), n_, k_, n_, v_.data(), k_);  // dx W^T
+    } else {
+      // Z = dx S (n x k): column j of Z gathers v dx.row(i) over S's entries (i, j, v).
+      z_.setZero(n_, k_);
+      for (std::size_t e = 0; e < s.values.size(); ++e) {
+        const S v = static_cast<S>(s.values[e]);
+        const S* row = dx_.data() + static_cast<std::size_t>(s.rows[e]) * n_;
+        S* col = z_.data() + s.cols[e];
+        for (Index l = 0; l < n_; ++l) col[static_cast<std::size_t>(l) * k_] += v * row[l];
+      }
+      gemm(z_.data(), dy_.data(), n_, k_, k_, v_.data(), k_);  // Z dy^T = Z dy
+    }
+  }
+
+  Index n_, k_;
+  Mat<S> dx_, dy_, feature_;
+  std::vector<double> p_, q_;
+  double w_;
+  Mat<S> t_, a_, v_, grad_, z_, zt_;
+  Eigen::VectorXd r_, c_, rx_, cy_;
+  double loss_ = 0.0;
+  const double* feature_ptr_ = nullptr;
+};
+
+}  // namespace gw::detail

@@ -1,0 +1,319 @@
+// TransportSimplex (exact.h): a primal network simplex for the transport problem whose basis
+// survives from one cost to the next.
+//
+// Why our own simplex next to LEMON's: conditional gradient solves a sequence of transport
+// problems with the same marginals and slowly changing costs. A spanning-tree basis and its flows
+// depend only on the marginals, so the last optimal tree is a feasible (and usually nearly
+// optimal) start for the next cost; LEMON's NetworkSimplex has no way to take one and restarts
+// from artificial arcs every time (solve_linear_ot works around it with restricted arc sets).
+//
+// The network: row nodes 0 .. nr-1 (supplies), column nodes nr .. nr+nc-1 (demands), a root
+// nr+nc, the nr x nc transport arcs row -> column (uncapacitated), and one artificial arc per node
+// (row -> root, root -> column) of cost `artificial`, larger than any transport cost. The first
+// basis is the artificial star, which is strongly feasible (every arc carries positive flow).
+// Every non-root node stores the tree arc to its parent: the arc (transport id r * nc + c, or -1
+// for the artificial arc, whose other end is always the root: the root is never inside a pivot's
+// stem), whether it points up (node -> parent), and its flow. Arcs outside the tree carry no flow.
+// Children are intrusive doubly linked lists, so a pivot relinks nodes in O(1) and walks only the
+// subtree it moves.
+//
+// Potentials: reduced cost of u -> v is c + pi_u - pi_v, zero on tree arcs, pi_root = 0. A pivot
+// shifts the potentials of the moved subtree by one constant (the entering arc's reduced cost).
+// Everything is int64: costs are round(C / max|C| x 2^40) (linear_ot_impl.h), |pi| <= artificial
+// + nodes x 2^40 < 2^62 for at most 2^20 nodes.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include "core/error.h"
+#include "solver/exact.h"
+#include "solver/linear_ot_impl.h"
+
+namespace gw {
+
+namespace {
+constexpr int kMaxNodes = 1 << 20;
+constexpr std::int64_t kArtificialArc = -1;
+}  // namespace
+
+struct TransportSimplex::State {
+  Index n = 0, k = 0;
+  detail::IntegerMarginals m;
+  int nr = 0, nc = 0, root = 0;
+  std::vector<int> parent, first_child, next_sibling, prev_sibling, depth;
+  std::vector<std::int64_t> arc, flow, pi;
+  std::vector<char> up;
+  std::vector<std::int64_t> cost;  // nr x nc integer costs of the current solve
+  std::int64_t artificial = 0;
+  std::int64_t cursor = 0;  // where the next block search starts
+  std::int64_t pivots = 0;
+  bool has_basis = false;
+
+  std::int64_t arc_cost(int v) const {
+    return arc[v] == kArtificialArc ? artificial : cost[arc[v]];
+  }
+
+  void unlink(int v) {
+    const int prev = prev_sibling[v], next = next_sibling[v];
+    if (prev >= 0) {
+      next_sibling[prev] = next;
+    } else {
+      first_child[parent[v]] = next;
+    }
+    if (next >= 0) prev_sibling[next] = prev;
+  }
+  void link(int v, int new_parent) {
+    parent[v] = new_parent;
+    prev_sibling[v] = -1;
+    next_sibling[v] = first_child[new_parent];
+    if (next_sibling[v] >= 0) prev_sibling[next_sibling[v]] = v;
+    first_child[new_parent] = v;
+  }
+
+  // The artificial star: the strongly feasible basis the first solve starts from.
+  void star() {
+    const int nodes = nr + nc + 1;
+    parent.assign(nodes, -1);
+    first_child.assign(nodes, -1);
+    next_sibling.assign(nodes, -1);
+    prev_sibling.assign(nodes, -1);
+    depth.assign(nodes, 1);
+    depth[root] = 0;
+    arc.assign(nodes, kArtificialArc);
+    flow.assign(nodes, 0);
+    pi.assign(nodes, 0);
+    up.assign(nodes, 0);
+    for (int v = nr + nc - 1; v >= 0; --v) {
+      link(v, root);
+      up[v] = v < nr ? 1 : 0;
+      flow[v] = v < nr ? m.supply[v] : m.demand[v - nr];
+    }
+    cursor = 0;
+    has_basis = true;
+  }
+
+  // Potentials and depths of every node from the root down (preorder over the child lists).
+  void potentials() {
+    pi[root] = 0;
+    depth[root] = 0;
+    int w = first_child[root];
+    while (w >= 0) {
+      const std::int64_t c = arc_cost(w);
+      pi[w] = up[w] ? pi[parent[w]] - c : pi[parent[w]] + c;
+      depth[w] = depth[parent[w]] + 1;
+      if (first_child[w] >= 0) {
+        w = first_child[w];
+        continue;
+      }
+      while (w >= 0 && next_sibling[w] < 0) w = parent[w] == root ? -1 : parent[w];
+      if (w >= 0) w = next_sibling[w];
+    }
+  }
+
+  // Block search: the most negative reduced cost within the first block (of `block` arcs from
+  // the cursor, wrapping) that has one; -1 when no arc has a negative reduced cost.
+  std::int64_t entering(std::int64_t block, std::int64_t& reduced) {
+    const std::int64_t total = static_cast<std::int64_t>(nr) * nc;
+    const std::int64_t* pi_col = pi.data() + nr;
+    std::int64_t best = -1, best_rc = 0, seen = 0, in_block = 0;
+    int r = static_cast<int>(cursor / nc), c = static_cast<int>(cursor % nc);
+    while (seen < total) {
+      const int len = static_cast<int>(std::min<std::int64_t>(nc - c, block - in_block));
+      const std::int64_t* row = cost.data() + static_cast<std::int64_t>(r) * nc;
+      const std::int64_t pr = pi[r];
+      std::int64_t low = 0;
+      for (int j = c; j < c + len; ++j) low = std::min(low, row[j] + pr - pi_col[j]);
+      if (low < best_rc) {
+        for (int j = c; j < c + len; ++j) {
+          if (row[j] + pr - pi_col[j] == low) {
+            best = static_cast<std::int64_t>(r) * nc + j;
+            break;
+          }
+        }
+        best_rc = low;
+      }
+      seen += len;
+      in_block += len;
+      c += len;
+      if (c == nc) {
+        c = 0;
+        r = r + 1 == nr ? 0 : r + 1;
+      }
+      if (in_block == block) {
+        if (best >= 0) break;
+        in_block = 0;
+      }
+    }
+    cursor = static_cast<std::int64_t>(r) * nc + c;
+    reduced = best_rc;
+    return best;
+  }
+
+  void pivot(std::int64_t a, std::int64_t reduced) {
+    const int u = static_cast<int>(a / nc), v = nr + static_cast<int>(a % nc);  // flow u -> v
+    int x = u, y = v;
+    while (x != y) {
+      if (depth[x] >= depth[y]) {
+        x = parent[x];
+      } else {
+        y = parent[y];
+      }
+    }
+    const int join = x;
+    // Leaving arc: the last blocking arc of the cycle join -> .. -> u -> v -> .. -> join. Flow
+    // falls on u's side on arcs pointing up, on v's side on arcs pointing down.
+    std::int64_t delta = std::numeric_limits<std::int64_t>::max();
+    int out = -1;
+    bool on_u_side = false;
+    for (int w = u; w != join; w = parent[w]) {
+      if (up[w] && flow[w] < delta) {
+        delta = flow[w];
+        out = w;
+        on_u_side = true;
+      }
+    }
+    for (int w = v; w != join; w = parent[w]) {
+      if (!up[w] && flow[w] <= delta) {
+        delta = flow[w];
+        out = w;
+        on_u_side = false;
+      }
+    }
+    GW_CHECK_CODE(
+        out >= 0, ErrorCode::kInternal, "transport simplex: a pivot cycle without a blocking arc");
+    if (delta > 0) {
+      for (int w = u; w != join; w = parent[w]) flow[w] += up[w] ? -delta : delta;
+      for (int w = v; w != join; w = parent[w]) flow[w] += up[w] ? delta : -delta;
+    }
+    // The subtree below the leaving arc holds x_in; it hangs from y_in through the entering arc,
+    // its stem x_in .. out reversed.
+    const int x_in = on_u_side ? u : v, y_in = on_u_side ? v : u;
+    int node = x_in, new_parent = y_in;
+    std::int64_t new_arc = a, new_flow = delta;
+    char new_up = on_u_side ? 1 : 0;
+    while (true) {
+      const int old_parent = parent[node];
+      const std::int64_t old_arc = arc[node], old_flow = flow[node];
+      const char old_up = up[node];
+      unlink(node);
+      link(node, new_parent);
+      arc[node] = new_arc;
+      up[node] = new_up;
+      flow[node] = new_flow;
+      if (node == out) break;
+      new_parent = node;
+      new_arc = old_arc;
+      new_up = static_cast<char>(!old_up);
+      new_flow = old_flow;
+      node = old_parent;
+    }
+    const std::int64_t shift = on_u_side ? -reduced : reduced;
+    int w = x_in;
+    while (true) {
+      pi[w] += shift;
+      depth[w] = depth[parent[w]] + 1;
+      if (first_child[w] >= 0) {
+        w = first_child[w];
+        continue;
+      }
+      while (w != x_in && next_sibling[w] < 0) w = parent[w];
+      if (w == x_in) break;
+      w = next_sibling[w];
+    }
+    ++pivots;
+  }
+
+  template <typename CostT>
+  LinearOtPlan run(std::span<const CostT> full) {
+    GW_CHECK(
+        full.size() == static_cast<std::size_t>(n) * k,
+        "TransportSimplex::solve: cost has " << full.size() << " entries for " << n << " x " << k);
+    const double scale =
+        detail::active_cost_scale(full, k, m.rows, m.cols, "TransportSimplex::solve");
+    cost.resize(static_cast<std::size_t>(nr) * nc);
+    if (nr == n && nc == k) {
+      detail::integer_costs(full.data(), cost.data(), cost.size(), scale);
+    } else {
+      std::vector<CostT> row(nc);
+      for (int r = 0; r < nr; ++r) {
+        const CostT* src = full.data() + static_cast<std::size_t>(m.rows[r]) * k;
+        for (int c = 0; c < nc; ++c) row[c] = src[m.cols[c]];
+        detail::integer_costs(
+            row.data(), cost.data() + static_cast<std::size_t>(r) * nc, nc, scale);
+      }
+    }
+    // |integer cost| <= 2^kCostBits.
+    const std::int64_t largest = scale > 0.0 ? std::int64_t{1} << detail::kCostBits : 0;
+    // Larger than any path of transport arcs, so an optimal basis carries no artificial flow.
+    artificial = static_cast<std::int64_t>(nr + nc + 1) * (largest + 1);
+    if (!has_basis) star();
+    potentials();
+    pivots = 0;
+    const std::int64_t total = static_cast<std::int64_t>(nr) * nc;
+    const std::int64_t block = std::min<std::int64_t>(
+        total, std::max<std::int64_t>(64, static_cast<std::int64_t>(std::sqrt(total))));
+    std::int64_t reduced = 0;
+    for (std::int64_t a = entering(block, reduced); a >= 0; a = entering(block, reduced)) {
+      pivot(a, reduced);
+    }
+
+    LinearOtPlan out;
+    out.rounds = 1;
+    out.arcs = total;
+    std::vector<std::int64_t> used;
+    for (int v = 0; v < nr + nc; ++v) {
+      if (arc[v] == kArtificialArc) {
+        GW_CHECK_CODE(flow[v] == 0,
+                      ErrorCode::kInternal,
+                      "transport simplex: an optimal basis routes mass through the root");
+      } else if (flow[v] > 0) {
+        used.push_back(v);
+      }
+    }
+    std::sort(used.begin(), used.end(), [&](int x, int y) { return arc[x] < arc[y]; });
+    for (int v : used) {
+      const Index i = m.rows[arc[v] / nc], j = m.cols[arc[v] % nc];
+      const double value = static_cast<double>(flow[v]) * m.unit;
+      out.rows.push_back(i);
+      out.cols.push_back(j);
+      out.values.push_back(value);
+      out.cost += value * static_cast<double>(full[static_cast<std::size_t>(i) * k + j]);
+    }
+    // Column duals relative to the first column's (exact in int64; the artificial offset cancels).
+    out.column_potentials.assign(k, 0.0);
+    for (int c = 0; c < nc; ++c) {
+      out.column_potentials[m.cols[c]] = detail::cost_from_integer(pi[nr + c] - pi[nr], scale);
+    }
+    return out;
+  }
+};
+
+TransportSimplex::TransportSimplex(std::span<const double> p, std::span<const double> q)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.n = static_cast<Index>(p.size());
+  s.k = static_cast<Index>(q.size());
+  s.m = detail::integer_marginals(p, q, "TransportSimplex");
+  GW_CHECK(s.m.rows.size() + s.m.cols.size() <= static_cast<std::size_t>(kMaxNodes),
+           "TransportSimplex: " << s.m.rows.size() << " + " << s.m.cols.size()
+                                << " positive-mass rows and columns exceed " << kMaxNodes);
+  s.nr = static_cast<int>(s.m.rows.size());
+  s.nc = static_cast<int>(s.m.cols.size());
+  s.root = s.nr + s.nc;
+}
+
+TransportSimplex::~TransportSimplex() = default;
+TransportSimplex::TransportSimplex(TransportSimplex&&) noexcept = default;
+TransportSimplex& TransportSimplex::operator=(TransportSimplex&&) noexcept = default;
+
+LinearOtPlan TransportSimplex::solve(std::span<const double> cost) { return state_->run(cost); }
+LinearOtPlan TransportSimplex::solve(std::span<const float> cost) { return state_->run(cost); }
+void TransportSimplex::reset() { state_->has_basis = false; }
+Index TransportSimplex::n() const { return state_->n; }
+Index TransportSimplex::k() const { return state_->k; }
+std::int64_t TransportSimplex::pivots() const { return state_->pivots; }
+
+}  // namespace gw
