@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TARGETS=(h5ad graph options solve cli)
+TARGETS=(h5ad graph options solve linear_ot cli)
 BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
 JOBS="${JOBS:-$(nproc)}"
 

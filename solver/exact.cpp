@@ -156,6 +156,9 @@ class ExactRunner {
     out.loss = gw_.loss();
   }
 
+  // The network simplex of the vertices (its basis carries over between starts).
+  TransportSimplex& simplex() { return simplex_; }
+
   // KL-proximal mirror descent from the current plan of gw_ (any positive plan):
   // T_{t+1} = argmin_{T in Pi(p, q)} <G_t / 2, T> + epsilon_t KL(T | T_t), i.e. Sinkhorn on
   // cost_t = G_t / 2 + (epsilon_t / epsilon_{t-1}) cost_{t-1}, cost_{-1} = -epsilon_0 log T_0,
@@ -330,10 +333,11 @@ class ProfileStarts {
     return plan;
   }
 
-  std::vector<double> vertex() {
+  // `simplex` (on pb_.p, pb_.q) starts from whatever basis it holds: the last conditional-gradient
+  // vertex's basis is a closer start for this matching than the artificial one.
+  std::vector<double> vertex(TransportSimplex& simplex) {
     const Mat<double>& c = cost();
     const Index n = pb_.n, k = pb_.k;
-    TransportSimplex simplex(pb_.p, pb_.q);
     LinearOtPlan lp = simplex.solve(std::span<const double>(c.data(), c.size()));
     std::vector<double> plan(static_cast<std::size_t>(n) * k, 0.0);
     for (std::size_t e = 0; e < lp.values.size(); ++e) {
@@ -444,7 +448,7 @@ void run_exact_typed(PreparedProblem& pb,
           for (Index j = 0; j < k; ++j)
             start[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
       } else {
-        start = profile_starts.vertex();
+        start = profile_starts.vertex(runner.simplex());
       }
     }
     StartOutcome out;
