@@ -414,6 +414,8 @@ void run_exact_typed(PreparedProblem& pb,
   const bool mirror = options.exact_method == ExactMethod::kMirrorDescent;
   const bool sampled_basin =
       options.exact_method == ExactMethod::kHybrid && work > options.hybrid_sampled_work;
+  const bool mirror_basin = options.exact_method == ExactMethod::kHybrid && !sampled_basin &&
+                            options.hybrid_mirror_iterations > 0;
   // The sampled basin phase: a short schedule (epsilon decays over it), no polishing (the
   // conditional-gradient iterations polish exactly).
   Options basin_options = options;
@@ -472,6 +474,15 @@ void run_exact_typed(PreparedProblem& pb,
         }
         out.iterations += sampled.iterations;
         start = std::move(sampled_plan);
+      } else if (mirror_basin && name != "profile-vertex") {
+        // The basin by a few mirror-descent steps: an entropic, smoothed path that ties (hop
+        // distances) do not pin to one vertex early (Options::hybrid_mirror_iterations has the
+        // measurements). A vertex start has zeros that KL-proximal steps keep, so profile-vertex
+        // goes straight to conditional gradient.
+        basin_ran = true;
+        gw.set_plan(start);
+        runner.mirror_descent(out, options.hybrid_mirror_iterations);
+        start = gw.plan_f64();
       }
       {
         ScopedPhase phase(result.timings, "exact_project");

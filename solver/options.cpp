@@ -246,6 +246,8 @@ bool Options::is_valid(std::string* why) const {
     problem << "mirror_sinkhorn_iterations must be >= 1, got " << mirror_sinkhorn_iterations;
   } else if (!(hybrid_sampled_work >= 0.0)) {
     problem << "hybrid_sampled_work must be >= 0, got " << hybrid_sampled_work;
+  } else if (hybrid_mirror_iterations < 0) {
+    problem << "hybrid_mirror_iterations must be >= 0, got " << hybrid_mirror_iterations;
   } else if (hybrid_basin_iterations < 1) {
     problem << "hybrid_basin_iterations must be >= 1, got " << hybrid_basin_iterations;
   } else if (starts < 1) {

@@ -108,6 +108,7 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("mirror_sinkhorn_iterations", o.mirror_sinkhorn_iterations)
       .member("hybrid_sampled_work", o.hybrid_sampled_work)
       .member("hybrid_basin_iterations", o.hybrid_basin_iterations)
+      .member("hybrid_mirror_iterations", o.hybrid_mirror_iterations)
       .member("starts", o.starts)
       .member("start_time_budget", o.start_time_budget)
       .member("start_probe_iterations", o.start_probe_iterations)

@@ -100,6 +100,7 @@ namespace {
   X(mirror_sinkhorn_iterations)  \
   X(hybrid_sampled_work)         \
   X(hybrid_basin_iterations)     \
+  X(hybrid_mirror_iterations)    \
   X(starts)                      \
   X(start_time_budget)           \
   X(start_probe_iterations)      \

@@ -507,10 +507,11 @@ TEST(ExactSolver, ReportedLossIsTheExactLossOfTheReturnedPlan) {
   EXPECT_NEAR(result.gw_loss, test::gw_loss_by_definition(dx, dy, result.plan, n, k), 1e-9);
 }
 
-// End to end, whichever start is kept (a single product or profile start after one iteration, or
-// the best of three after full runs, on random problems until both the profile-vertex and the
-// profiles start have been kept at least once): the reported loss is the exact loss of the
-// returned plan. (ExactGwState below checks each start's product directly.)
+// End to end, whichever start is kept (a single product or profile start after one iteration, the
+// best of three after full runs with and without the mirror-descent basin, on random problems until
+// both the profile-vertex and the profiles start have been kept at least once without the basin):
+// the reported loss is the exact loss of the returned plan. (ExactGwState below checks each
+// start's product directly.)
 TEST(ExactSolver, ReportedLossIsExactWhicheverStartIsKept) {
   Rng rng(22);
   auto normalized = [](const DenseMatrix<float>& d) {
@@ -528,10 +529,11 @@ TEST(ExactSolver, ReportedLossIsExactWhicheverStartIsKept) {
     problem.target = Geometry::from_distances(point_distances(ys, k));
     const std::vector<double> dx = normalized(point_distances(xs, n));
     const std::vector<double> dy = normalized(point_distances(ys, k));
-    for (int config = 0; config < 3; ++config) {
+    for (int config = 0; config < 4; ++config) {
       Options options;
       options.solver = SolverKind::kExact;
       options.start_time_budget = 1e9;
+      if (config == 2) options.hybrid_mirror_iterations = 0;
       if (config < 2) {
         options.starts = 1;
         options.exact_max_iterations = 1;
@@ -611,6 +613,35 @@ TEST(ExactGwState, EveryWayOfSettingAPlanGivesTheProductOfTwoDenseGemmsFloat64) 
 
 TEST(ExactGwState, EveryWayOfSettingAPlanGivesTheProductOfTwoDenseGemmsFloat32) {
   expect_plan_setters_agree<float>(1e-5);
+}
+
+// kHybrid on a problem below hybrid_sampled_work: hybrid_mirror_iterations mirror-descent steps
+// (log entries with their epsilon, from mirror_epsilon down to mirror_epsilon_final) from the
+// profiles start, then conditional gradient (epsilon 0); none when the field is 0.
+TEST(ExactSolver, HybridRunsItsMirrorBasinStepsThenConditionalGradient) {
+  Rng rng(24);
+  const Problem problem = random_problem(rng, 25, 30);
+  for (int steps : {0, 1, 3}) {
+    Options options;
+    options.solver = SolverKind::kExact;
+    options.exact_method = ExactMethod::kHybrid;
+    options.starts = 1;
+    options.hybrid_mirror_iterations = steps;
+    const Result result = solve(problem, options);
+    ASSERT_GT(result.log.size(), static_cast<std::size_t>(steps)) << steps << " steps";
+    for (std::size_t t = 0; t < result.log.size(); ++t) {
+      if (t < static_cast<std::size_t>(steps)) {
+        EXPECT_GT(result.log[t].epsilon, 0.0) << "entry " << t << ", " << steps << " steps";
+      } else {
+        EXPECT_EQ(result.log[t].epsilon, 0.0) << "entry " << t << ", " << steps << " steps";
+      }
+    }
+    if (steps > 0) {
+      EXPECT_DOUBLE_EQ(result.log.front().epsilon, options.mirror_epsilon);
+      EXPECT_DOUBLE_EQ(result.log[steps - 1].epsilon,
+                       steps > 1 ? options.mirror_epsilon_final : options.mirror_epsilon);
+    }
+  }
 }
 
 TEST(ExactSolver, MirrorDescentObjectiveDecreasesWithinTolerance) {

@@ -493,6 +493,7 @@ TEST(Errors, InvalidOptionsNameTheField) {
   with([](Options& o) { o.slack_shared = 0.0; }, "slack_shared");
   with([](Options& o) { o.top_k = 0; }, "top_k");
   with([](Options& o) { o.threads = -1; }, "threads");
+  with([](Options& o) { o.hybrid_mirror_iterations = -1; }, "hybrid_mirror_iterations");
   EXPECT_TRUE(Options().is_valid());
 }
 

@@ -166,8 +166,11 @@ void add_solver_options(cxxopts::Options& options) {
       ("exact-tol", "stop conditional gradient when the Frank-Wolfe gap or the objective's "
                     "decrease is below this fraction of the objective",
        with_default(d.exact_tolerance))
-      ("mirror-iter", "exact mirror-descent iterations (--exact-method mirror, hybrid)",
+      ("mirror-iter", "exact mirror-descent iterations (--exact-method mirror)",
        with_default(d.mirror_iterations))
+      ("hybrid-mirror-iter", "mirror-descent steps of --exact-method hybrid's basin phase on "
+                             "problems small enough for it (0: none)",
+       with_default(d.hybrid_mirror_iterations))
       ("mirror-eps", "first epsilon of the mirror-descent schedule", with_default(d.mirror_epsilon))
       ("mirror-eps-final", "last epsilon of the mirror-descent schedule",
        with_default(d.mirror_epsilon_final))
@@ -320,6 +323,7 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.exact_max_iterations = flags["exact-max-iter"].as<int>();
   o.exact_tolerance = flags["exact-tol"].as<double>();
   o.mirror_iterations = flags["mirror-iter"].as<int>();
+  o.hybrid_mirror_iterations = flags["hybrid-mirror-iter"].as<int>();
   o.mirror_epsilon = flags["mirror-eps"].as<double>();
   o.mirror_epsilon_final = flags["mirror-eps-final"].as<double>();
   o.starts = flags["starts"].as<int>();
@@ -383,6 +387,7 @@ void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
                            "exact-max-iter",
                            "exact-tol",
                            "mirror-iter",
+                           "hybrid-mirror-iter",
                            "mirror-eps",
                            "mirror-eps-final",
                            "starts",
