@@ -488,10 +488,9 @@ void run_exact_typed(PreparedProblem& pb,
         ScopedPhase phase(result.timings, "exact_project");
         project_to_marginals(start, pb.p, pb.q);
       }
-      // dx T dy for the start: rank one for p q^T, one GEMM for a vertex, two otherwise.
-      if (basin_ran) {
-        gw.set_plan(start);
-      } else if (name == "product") {
+      // dx T dy for the start: rank one for p q^T, one GEMM for a vertex (no basin replaces
+      // it), two for a dense plan.
+      if (name == "product" && !basin_ran) {
         gw.set_product_plan();
       } else if (name == "profile-vertex") {
         gw.set_sparse_plan(start);

@@ -95,22 +95,33 @@ struct TransportSimplex::State {
     has_basis = true;
   }
 
-  // Potentials and depths of every node from the root down (preorder over the child lists).
-  void potentials() {
-    pi[root] = 0;
-    depth[root] = 0;
-    int w = first_child[root];
-    while (w >= 0) {
-      const std::int64_t c = arc_cost(w);
-      pi[w] = up[w] ? pi[parent[w]] - c : pi[parent[w]] + c;
-      depth[w] = depth[parent[w]] + 1;
+  // Calls visit(v) for `top` and every node below it, each after its parent (preorder over the
+  // child lists; no stack).
+  template <typename Visit>
+  void preorder(int top, Visit&& visit) {
+    int w = top;
+    while (true) {
+      visit(w);
       if (first_child[w] >= 0) {
         w = first_child[w];
         continue;
       }
-      while (w >= 0 && next_sibling[w] < 0) w = parent[w] == root ? -1 : parent[w];
-      if (w >= 0) w = next_sibling[w];
+      while (w != top && next_sibling[w] < 0) w = parent[w];
+      if (w == top) return;
+      w = next_sibling[w];
     }
+  }
+
+  // Potentials and depths of every node from the root down.
+  void potentials() {
+    pi[root] = 0;
+    depth[root] = 0;
+    preorder(root, [&](int w) {
+      if (w == root) return;
+      const std::int64_t c = arc_cost(w);
+      pi[w] = up[w] ? pi[parent[w]] - c : pi[parent[w]] + c;
+      depth[w] = depth[parent[w]] + 1;
+    });
   }
 
   // Block search: the most negative reduced cost within the first block (of `block` arcs from
@@ -211,18 +222,10 @@ struct TransportSimplex::State {
       node = old_parent;
     }
     const std::int64_t shift = on_u_side ? -reduced : reduced;
-    int w = x_in;
-    while (true) {
+    preorder(x_in, [&](int w) {
       pi[w] += shift;
       depth[w] = depth[parent[w]] + 1;
-      if (first_child[w] >= 0) {
-        w = first_child[w];
-        continue;
-      }
-      while (w != x_in && next_sibling[w] < 0) w = parent[w];
-      if (w == x_in) break;
-      w = next_sibling[w];
-    }
+    });
     ++pivots;
   }
 
