@@ -26,7 +26,13 @@ FUZZ_SECONDS="${GWALIGN_FUZZ_SECONDS:-30}"
 if [ "$FUZZ_SECONDS" != 0 ]; then
   echo
   echo "gwalign: fuzzing each harness for $FUZZ_SECONDS s (scripts/fuzz.sh --all, build-fuzz)"
-  ./scripts/fuzz.sh --all "$FUZZ_SECONDS" || failed_stages+=("fuzz (scripts/fuzz.sh --all)")
+  mkdir -p "${FUZZ_BUILD_DIR:-build-fuzz}"
+  fuzz_log="${FUZZ_BUILD_DIR:-build-fuzz}/fuzz-all.log"
+  if ! ./scripts/fuzz.sh --all "$FUZZ_SECONDS" 2>&1 | tee "$fuzz_log"; then
+    # The final lines are all a CI summary shows: name the crashing harnesses and frames there.
+    crashes=$(grep -E '^fuzz [a-z_0-9]+: CRASH:|^  first frame:' "$fuzz_log" | head -n 6 | tr -s ' ' || true)
+    failed_stages+=("fuzz (scripts/fuzz.sh --all): ${crashes:-see $fuzz_log}")
+  fi
 fi
 
 echo
