@@ -100,6 +100,21 @@ std::vector<T> DeviceArray<T>::download(std::size_t count) const {
   return host;
 }
 
+template <typename T>
+void DeviceArray<T>::copy_from_device_async(const T* source, std::size_t count) {
+  GW_CHECK(count <= size_,
+           "DeviceArray::copy_from_device_async: " << count << " elements into an array of "
+                                                   << size_);
+#if GW_HAS_CUDA
+  if (count == 0) return;
+  cuda::DeviceGuard guard(stream_.device());
+  GW_CUDA_CHECK(cudaMemcpyAsync(data_, source, count * sizeof(T), cudaMemcpyDeviceToDevice,
+                                static_cast<cudaStream_t>(stream_.get())));
+#else
+  (void)source;
+#endif
+}
+
 template class DeviceArray<float>;
 template class DeviceArray<double>;
 template class DeviceArray<Index>;

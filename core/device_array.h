@@ -53,6 +53,10 @@ class DeviceArray {
   // after the work already enqueued there.
   std::vector<T> download(std::size_t count) const;
   std::vector<T> download() const { return download(size_); }
+  // Copies `count` <= size() elements from device memory at `source` (on this array's device) to
+  // the start of the array, enqueued on stream() after the work already there; returns at once
+  // (the source must stay valid until the stream reaches the copy).
+  void copy_from_device_async(const T* source, std::size_t count);
 
  private:
   T* data_ = nullptr;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -356,6 +357,25 @@ TEST(CudaAggregate, OutOfBoundIdsAreReportedByCheck) {
         ErrorCode::kInvalidArgument,
         "lengths[1] = 4");
   }
+}
+
+// DeviceArray::copy_from_device_async (what the Python layer uses to hand device results over):
+// a device-to-device copy of a prefix, ordered on the destination's stream after its upload.
+TEST(CudaDeviceArray, CopyFromDeviceCopiesThePrefixInStreamOrder) {
+  GW_REQUIRE_GPU();
+  Rng rng(41, 0);
+  std::vector<double> values(1000);
+  for (double& v : values) v = rng.uniform();
+  const CudaStream stream = CudaStream::create(0);
+  const DeviceArray<double> source(std::span<const double>(values), stream);
+  DeviceArray<double> target(values.size(), stream);
+  target.upload(std::vector<double>(values.size(), -1.0));
+  target.copy_from_device_async(source.data(), 600);
+  const std::vector<double> back = target.download();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(back[i], i < 600 ? values[i] : -1.0) << "element " << i;
+  }
+  EXPECT_THROW(target.copy_from_device_async(source.data(), 1001), Error);
 }
 
 }  // namespace

@@ -140,3 +140,38 @@ def test_torch_tensors_in_and_out_share_memory_with_the_kernel():
     want = cellgraph.heat_diffusion(np.array([50], np.int32), np.array([0, 400]), src.numpy(),
                                     dst.numpy(), x.numpy())
     np.testing.assert_array_equal(y.numpy(), want)
+
+
+class FakeDeviceArray:
+    """An object that says it lives in device memory (the CUDA Array Interface), to check how the
+    device path is chosen and refused without dereferencing its pointer."""
+
+    def __init__(self, shape, typestr):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (0xDEAD0000, False), "strides": None,
+                                         "version": 2}
+
+
+@pytest.mark.skipif(cellgraph.device_count() > 0, reason="a CUDA device is visible")
+def test_device_arrays_without_a_device_are_refused_with_the_reason():
+    masker = cellgraph.EdgeMasker(10)
+    masker.add_type("t", np.array([0, 1], dtype=np.int32), np.array([1, 2], dtype=np.int32))
+    ids, ptr = FakeDeviceArray((2,), "<i4"), FakeDeviceArray((3,), "<i8")
+    want = ValueError if cellgraph._core.has_cuda else NotImplementedError
+    match = "no CUDA device" if cellgraph._core.has_cuda else "built with CUDA"
+    for call in (lambda: masker.keep_mask(0, ids, ptr), lambda: masker.removed_edges(ids, ptr),
+                 lambda: cellgraph.aggregate_by_gene(FakeDeviceArray((1, 2, 3), "<f4"),
+                                                     FakeDeviceArray((1, 2), "<i4"),
+                                                     FakeDeviceArray((1,), "<i4"), id_bound=5)):
+        with pytest.raises(want, match=match):
+            call()
+
+
+def test_mixing_device_and_host_arrays_in_one_call_is_a_value_error():
+    masker = cellgraph.EdgeMasker(10)
+    masker.add_type("t", np.array([0, 1], dtype=np.int32), np.array([1, 2], dtype=np.int32))
+    with pytest.raises(ValueError, match="mix of device and host"):
+        masker.keep_mask(0, FakeDeviceArray((2,), "<i4"), np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="mix of device and host"):
+        masker.keep_mask(0, np.array([1, 2], np.int32), np.array([0, 1, 2]),
+                         out=FakeDeviceArray((20,), "|u1"))
