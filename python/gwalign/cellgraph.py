@@ -113,10 +113,14 @@ class _Dev:
             want = _torch_dtype(dtype)
             if allow_bool and str(t.dtype) == "torch.bool":
                 want = t.dtype
-            if t.dtype != want or not t.is_contiguous():
-                t = t.to(want).contiguous()  # a device-side conversion, documented above
+            # A device-side conversion where needed (documented above); `converted` tells an
+            # out= array, which must be written in place, from an input that may be copied.
+            self.converted = t.dtype != want or not t.is_contiguous()
+            if self.converted:
+                t = t.to(want).contiguous()
             self.obj, self.ptr, self.shape = t, t.data_ptr(), tuple(t.shape)
             return
+        self.converted = False
         cai = x.__cuda_array_interface__
         typestr = cai["typestr"]
         got = _DTYPES.get(typestr)
@@ -227,7 +231,7 @@ class EdgeMasker:
             if out is None:
                 out = _new_like(ids, (size,), "uint8", handle, device)
             o = _Dev(out, "uint8", "out", allow_bool=True)
-            if o.obj is not out:
+            if o.converted:
                 raise ValueError("keep_mask out= must be a C-contiguous uint8 / bool device array")
             if int(np.prod(o.shape)) != size:
                 raise ValueError("keep_mask out= must have B * E = %d entries" % size)
@@ -284,7 +288,7 @@ class HeatDiffusion:
             if out is None:
                 out = _new_like(x, xi.shape, dtype, handle, device)
             o = _Dev(out, dtype, "out")
-            if o.obj is not out or o.shape != xi.shape:
+            if o.converted or o.shape != xi.shape:
                 raise ValueError("out= must be a C-contiguous device array of x's shape and dtype")
             self._device[key].apply(xi.ptr, xi.shape[2], o.ptr, dtype)
             return out
