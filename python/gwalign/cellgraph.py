@@ -204,6 +204,9 @@ class EdgeMasker:
     def _on(self, ids, ptr, stream):
         _check_device_available()
         i, p = _Dev(ids, "int32", "ids"), _Dev(ptr, "int64", "ptr")
+        if len(i.shape) != 1 or len(p.shape) != 1 or p.shape[0] < 1:
+            raise ValueError("gwalign.cellgraph: ids must be 1-D and ptr 1-D with B + 1 >= 1 "
+                             "entries, got shapes %s and %s" % (list(i.shape), list(p.shape)))
         device, handle = _device_index(ids), _stream_of(ids, stream)
         key = (device, handle)
         if key not in self._device:
