@@ -16,8 +16,9 @@ Parameter mapping onto gwalign.Options:
   (C_linear is the feature cost), semi_relaxed + rho -> rho_b = rho (the target marginal is
   relaxed), multiscale / n_coarse -> multiscale / multiscale_size, mixed_precision -> precision
   "f32" (else "f64"), lambda_ema_beta -> lambda_ema = 1 - beta (TorchGW's beta weighs the new
-  sample, gwalign's weighs the running average; None and 0 mean no EMA, as there),
-  device "cuda" -> backend "cuda".
+  sample, gwalign's weighs the running average; None means no EMA, and so does 0 here),
+  device "cuda" -> backend "cuda"; solver = "sampled" always (gwalign's automatic choice would
+  run its exact, unregularized solver on small problems; solver="auto" by name restores it).
 joint_embedding(anchor_name, data_by_name, graphs_by_name, transport_plans, lambda_reg=1.0,
 out_dim=30) is gwalign.joint_embedding (the anchor's PCA, then Laplacian-smoothed barycentric
 projections; see its docstring): {name: n x out_dim} float64, torch tensors when torch is
@@ -69,7 +70,9 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
     """Sampled Gromov-Wasserstein plan between two datasets (TorchGW's sampled_gw).
 
     Sides: (X_source, X_target) point clouds, (dist_source, dist_target) precomputed distance
-    matrices, or only C_linear with fgw_alpha=1 (plain entropic OT). Returns T (N x K)."""
+    matrices (used with distance_mode="precomputed", or when no point clouds are given), or only
+    C_linear with fgw_alpha=1 (plain entropic OT); fgw_alpha < 1 without either pair is a
+    ValueError naming distance_mode. Returns T (N x K)."""
     if differentiable:
         raise NotImplementedError("differentiable=True is not supported by gwalign.torchgw "
                                   "(no autograd through the C++ solver)")
@@ -92,6 +95,15 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
         raise ValueError("fgw_alpha > 0 requires C_linear to be provided")
     if lambda_ema_beta is not None and not 0.0 <= lambda_ema_beta <= 1.0:
         raise ValueError("lambda_ema_beta must be in [0, 1], got %r" % (lambda_ema_beta,))
+    have_points = Xs is not None and Xt is not None
+    have_distances = Ds is not None and Dt is not None
+    if float(fgw_alpha) < 1.0 and not (have_points or have_distances):
+        # Only C_linear (or half a pair): the GW term has no structure to compare.
+        needs = ("(dist_source, dist_target) or (X_source, X_target)"
+                 if distance_mode == "precomputed" else "X_source and X_target")
+        raise ValueError("distance_mode=%r requires %s when fgw_alpha < 1 (got fgw_alpha=%r; "
+                         "only fgw_alpha=1 runs on C_linear alone)"
+                         % (distance_mode, needs, fgw_alpha))
     options = dict(num_anchors=M, momentum=alpha, max_iterations=max_iter, tolerance=tol,
                    epsilon=epsilon, knn=k, min_iterations=min_iter_before_converge,
                    num_landmarks=n_landmarks, fused_weight=float(fgw_alpha),
@@ -102,12 +114,23 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
         options["multiscale_size"] = int(n_coarse)
     if s_shared is not None:
         options["slack_shared"] = float(s_shared)
-    if lambda_ema_beta:  # None or 0: no EMA, as in the reference
+    # None: no EMA. beta=0 would freeze the first sampled cost in the reference (its running
+    # average never takes a new sample); gwalign's lambda_ema < 1 cannot express that, so 0 runs
+    # without EMA here.
+    if lambda_ema_beta:
         options["lambda_ema"] = 1.0 - float(lambda_ema_beta)
     if device is not None and str(device).startswith("cuda"):
         options["backend"] = "cuda"
+    # sampled_gw is the sampled entropic solver: gwalign's automatic choice would run the exact
+    # (unregularized) solver on small problems and ignore epsilon, M, alpha, tol, lambda_ema_beta,
+    # mixed_precision, distance_mode and min_iter_before_converge. solver="auto" or "exact" can
+    # still be passed by name.
+    options["solver"] = "sampled"
     options.update(gwalign_options)
-    as_distances = Ds is not None and Dt is not None
+    # The matrices are the structure with distance_mode="precomputed" (the documented use) or
+    # when no point clouds are given; with points and a graph mode the points' kNN graph is used
+    # and the matrices are ignored, as in the reference.
+    as_distances = have_distances and (distance_mode == "precomputed" or not have_points)
     if as_distances:
         source, target = Ds, Dt
     else:

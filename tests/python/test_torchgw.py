@@ -99,3 +99,55 @@ def test_s_shared_sets_the_slack_mass_and_the_plan_still_moves_all_mass():
     assert abs_rho(T, ts, tt) >= 0.99
     r = gwalign.align(xs, xt, knn=5, slack_shared=100, progress=False, max_iterations=60)
     assert r.options.slack_shared == 100 and r.report["result"]["options"]["slack_shared"] == 100
+
+
+def test_gw_term_without_structure_names_the_mode_and_matrices_only_drive_precomputed():
+    xs, xt, _, _ = spiral_pair()
+    xs, xt = xs[::4], xt[::4]  # 100 x 125 keeps it quick
+    c = cdist(xs[:, :1], xt[:, :1])
+    # C_linear alone is enough only for fgw_alpha=1; otherwise the mode's inputs are named.
+    with pytest.raises(ValueError, match="distance_mode='dijkstra' requires X_source and X_target"):
+        sampled_gw(C_linear=c)
+    with pytest.raises(ValueError, match="'landmark' requires X_source and X_target"):
+        sampled_gw(C_linear=c, fgw_alpha=0.25, distance_mode="landmark")
+    with pytest.raises(ValueError, match=r"'precomputed' requires \(dist_source, dist_target\)"):
+        sampled_gw(dist_source=cdist(xs, xs), C_linear=c, fgw_alpha=0.5,
+                   distance_mode="precomputed")
+    # Points plus matrices: a graph mode builds on the points and leaves the matrices alone;
+    # "precomputed" (and a call without points) takes the matrices.
+    rng = np.random.default_rng(11)
+    noise_s, noise_t = rng.uniform(size=(100, 100)), rng.uniform(size=(125, 125))
+    noise_s, noise_t = noise_s + noise_s.T, noise_t + noise_t.T
+    np.fill_diagonal(noise_s, 0)
+    np.fill_diagonal(noise_t, 0)
+    run = dict(k=5, max_iter=40, seed=3)
+    from_points = np.asarray(sampled_gw(xs, xt, **run))
+    ignored = np.asarray(sampled_gw(xs, xt, dist_source=noise_s, dist_target=noise_t, **run))
+    np.testing.assert_array_equal(ignored, from_points)
+    used = np.asarray(sampled_gw(xs, xt, dist_source=noise_s, dist_target=noise_t,
+                                 distance_mode="precomputed", **run))
+    alone = np.asarray(sampled_gw(dist_source=noise_s, dist_target=noise_t, **run))
+    np.testing.assert_array_equal(used, alone)
+    assert not np.allclose(used, from_points)
+
+
+def test_small_balanced_calls_run_the_sampled_entropic_solver_and_honour_its_parameters():
+    # 60 x 70 without s_shared is small enough for gwalign's automatic exact solver; the drop-in
+    # must still run the sampled loop its parameters describe.
+    rng = np.random.default_rng(21)
+    a = np.linspace(0, 2 * np.pi, 60, endpoint=False)
+    b = np.linspace(0, 2 * np.pi, 70, endpoint=False)
+    ring = np.c_[np.cos(a), np.sin(a)] + 0.02 * rng.normal(size=(60, 2))
+    ellipse = np.c_[2 * np.cos(b), np.sin(b), 0.1 * rng.normal(size=70)]
+    T, log = sampled_gw(ring, ellipse, k=6, M=20, max_iter=300, min_iter_before_converge=40,
+                        log=True, seed=2)
+    assert 40 <= log["n_iter"] <= 300 and len(log["err_list"]) == log["n_iter"]
+    T = np.asarray(T)
+    # An entropic plan spreads each row over several columns (an exact vertex would not).
+    assert (T > 1e-12).sum() > 3 * 60
+    sharper = np.asarray(sampled_gw(ring, ellipse, k=6, M=20, max_iter=300, epsilon=1e-4, seed=2))
+    smoother = np.asarray(sampled_gw(ring, ellipse, k=6, M=20, max_iter=300, epsilon=5e-2, seed=2))
+    assert sharper.max() > smoother.max()  # epsilon is not ignored
+    # gwalign's own choice stays reachable by name.
+    _, exact_log = sampled_gw(ring, ellipse, k=6, solver="exact", log=True)
+    assert exact_log["n_iter"] >= 1
