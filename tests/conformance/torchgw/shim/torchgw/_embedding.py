@@ -1,0 +1,1 @@
+from gwalign.torchgw import joint_embedding  # noqa: F401

@@ -1,0 +1,1 @@
+from gwalign.torchgw import build_knn_graph  # noqa: F401

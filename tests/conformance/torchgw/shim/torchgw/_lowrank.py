@@ -1,0 +1,1 @@
+from gwalign.torchgw import sampled_lowrank_gw  # noqa: F401
