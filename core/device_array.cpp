@@ -102,13 +102,16 @@ std::vector<T> DeviceArray<T>::download(std::size_t count) const {
 
 template <typename T>
 void DeviceArray<T>::copy_from_device_async(const T* source, std::size_t count) {
-  GW_CHECK(count <= size_,
-           "DeviceArray::copy_from_device_async: " << count << " elements into an array of "
-                                                   << size_);
+  GW_CHECK(
+      count <= size_,
+      "DeviceArray::copy_from_device_async: " << count << " elements into an array of " << size_);
 #if GW_HAS_CUDA
   if (count == 0) return;
   cuda::DeviceGuard guard(stream_.device());
-  GW_CUDA_CHECK(cudaMemcpyAsync(data_, source, count * sizeof(T), cudaMemcpyDeviceToDevice,
+  GW_CUDA_CHECK(cudaMemcpyAsync(data_,
+                                source,
+                                count * sizeof(T),
+                                cudaMemcpyDeviceToDevice,
                                 static_cast<cudaStream_t>(stream_.get())));
 #else
   (void)source;

@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "cellgraph/aggregate.h"
@@ -201,7 +201,6 @@ py::tuple aggregate(const py::array& embeddings,
                         take(std::move(result.counts), {u}));
 }
 
-
 // ---- CUDA: device pointers in, device buffers out -------------------------------------------
 //
 // The Python layer (gwalign/cellgraph.py) reads device pointers, shapes and the stream from the
@@ -280,8 +279,8 @@ class DeviceBuffer {
   }
 
   std::uintptr_t pointer() const {
-    return std::visit(
-        [](const auto& a) { return reinterpret_cast<std::uintptr_t>(a.data()); }, storage_);
+    return std::visit([](const auto& a) { return reinterpret_cast<std::uintptr_t>(a.data()); },
+                      storage_);
   }
   int device() const {
     return std::visit([](const auto& a) { return a.device(); }, storage_);
@@ -353,8 +352,8 @@ class PyCudaEdgeMasker {
                  std::uintptr_t keep,
                  bool check) {
     py::gil_scoped_release release;
-    masker_.keep_mask_async(type, batch(ids, num_ids, ptr, num_samples),
-                            static_cast<std::uint8_t*>(as_pointer(keep)));
+    masker_.keep_mask_async(
+        type, batch(ids, num_ids, ptr, num_samples), static_cast<std::uint8_t*>(as_pointer(keep)));
     if (check) masker_.check();
   }
 
@@ -371,8 +370,10 @@ class PyCudaEdgeMasker {
         const auto b1 = static_cast<std::size_t>(r.num_samples) + 1;
         DeviceBuffer offsets = copy_device(r.ptr, b1, {static_cast<py::ssize_t>(b1)}, stream_);
         const Offset total = read_device_value(r.ptr + r.num_samples, stream_);
-        DeviceBuffer positions = copy_device(r.positions, static_cast<std::size_t>(total),
-                                             {static_cast<py::ssize_t>(total)}, stream_);
+        DeviceBuffer positions = copy_device(r.positions,
+                                             static_cast<std::size_t>(total),
+                                             {static_cast<py::ssize_t>(total)},
+                                             stream_);
         lists.emplace_back(std::move(positions), std::move(offsets));
       }
     }
@@ -387,8 +388,10 @@ class PyCudaEdgeMasker {
 
  private:
   static DeviceBatch batch(std::uintptr_t ids, Index num_ids, std::uintptr_t ptr, Index b) {
-    return DeviceBatch{static_cast<const Index*>(as_pointer(ids)), num_ids,
-                       static_cast<const Offset*>(as_pointer(ptr)), b};
+    return DeviceBatch{static_cast<const Index*>(as_pointer(ids)),
+                       num_ids,
+                       static_cast<const Offset*>(as_pointer(ptr)),
+                       b};
   }
 
   CudaStream stream_;
@@ -409,12 +412,13 @@ class PyCudaHeatDiffusion {
   void apply(std::uintptr_t x, Index channels, std::uintptr_t y, const std::string& dtype) {
     py::gil_scoped_release release;
     if (dtype == "float64") {
-      diffusion_.apply_async(static_cast<const double*>(as_pointer(x)), channels,
-                             static_cast<double*>(as_pointer(y)));
+      diffusion_.apply_async(
+          static_cast<const double*>(as_pointer(x)), channels, static_cast<double*>(as_pointer(y)));
     } else {
-      GW_CHECK(dtype == "float32", "HeatDiffusion: dtype must be float32 or float64, got " << dtype);
-      diffusion_.apply_async(static_cast<const float*>(as_pointer(x)), channels,
-                             static_cast<float*>(as_pointer(y)));
+      GW_CHECK(dtype == "float32",
+               "HeatDiffusion: dtype must be float32 or float64, got " << dtype);
+      diffusion_.apply_async(
+          static_cast<const float*>(as_pointer(x)), channels, static_cast<float*>(as_pointer(y)));
     }
   }
 
@@ -445,8 +449,8 @@ class PyCudaAggregator {
                 bool skip_cls,
                 const std::string& method) {
     const auto m = cuda_aggregate_method_from_string(method);
-    GW_CHECK(m.has_value(), "aggregate_by_gene: method must be 'sort' or 'atomics', got '"
-                                << method << "'");
+    GW_CHECK(m.has_value(),
+             "aggregate_by_gene: method must be 'sort' or 'atomics', got '" << method << "'");
     GW_CHECK(dtype == "float32" || dtype == "float64",
              "aggregate_by_gene: embeddings must be float32 or float64, got " << dtype);
     AggregateOptions options;
@@ -457,11 +461,25 @@ class PyCudaAggregator {
       const auto* g = static_cast<const Index*>(as_pointer(gene_ids));
       const auto* l = static_cast<const Index*>(as_pointer(lengths));
       if (dtype == "float64") {
-        aggregator_.run_async(static_cast<const double*>(as_pointer(embeddings)), g, l, batch,
-                              seq_len, hidden, id_bound, options, *m);
+        aggregator_.run_async(static_cast<const double*>(as_pointer(embeddings)),
+                              g,
+                              l,
+                              batch,
+                              seq_len,
+                              hidden,
+                              id_bound,
+                              options,
+                              *m);
       } else {
-        aggregator_.run_async(static_cast<const float*>(as_pointer(embeddings)), g, l, batch,
-                              seq_len, hidden, id_bound, options, *m);
+        aggregator_.run_async(static_cast<const float*>(as_pointer(embeddings)),
+                              g,
+                              l,
+                              batch,
+                              seq_len,
+                              hidden,
+                              id_bound,
+                              options,
+                              *m);
       }
       aggregator_.check();
       const DeviceGeneAggregate r = aggregator_.device_result();
@@ -487,19 +505,21 @@ class PyCudaAggregator {
 
 void bind_cellgraph_cuda(py::module_& parent) {
   py::module_ m = parent.def_submodule(
-      "cuda", "graph-cell kernels on CUDA device memory (cellgraph/cuda_*.h); every call enqueues "
-              "on the caller's stream");
+      "cuda",
+      "graph-cell kernels on CUDA device memory (cellgraph/cuda_*.h); every call enqueues "
+      "on the caller's stream");
   m.def("device_count", &cuda_device_count);
 
   py::class_<DeviceBuffer>(m, "DeviceBuffer")
-      .def_static("empty", &DeviceBuffer::empty, py::arg("shape"), py::arg("dtype"),
-                  py::arg("stream"))
+      .def_static(
+          "empty", &DeviceBuffer::empty, py::arg("shape"), py::arg("dtype"), py::arg("stream"))
       .def_static("from_numpy", &DeviceBuffer::from_numpy, py::arg("array"), py::arg("stream"))
       .def("numpy", &DeviceBuffer::numpy)
       .def_property_readonly("ptr", &DeviceBuffer::pointer)
       .def_property_readonly("device", &DeviceBuffer::device)
       .def_property_readonly("dtype", &DeviceBuffer::dtype)
-      .def_property_readonly("shape", [](const DeviceBuffer& b) { return py::tuple(py::cast(b.shape())); })
+      .def_property_readonly("shape",
+                             [](const DeviceBuffer& b) { return py::tuple(py::cast(b.shape())); })
       .def_property_readonly("__cuda_array_interface__", &DeviceBuffer::cuda_array_interface);
 
   py::class_<CudaStream>(m, "Stream")
@@ -507,10 +527,10 @@ void bind_cellgraph_cuda(py::module_& parent) {
       .def_static(
           "borrow",
           [](std::uintptr_t handle, int device) { return stream_of(handle, device); },
-          py::arg("handle"), py::arg("device") = 0)
-      .def_property_readonly("handle", [](const CudaStream& s) {
-        return reinterpret_cast<std::uintptr_t>(s.get());
-      })
+          py::arg("handle"),
+          py::arg("device") = 0)
+      .def_property_readonly(
+          "handle", [](const CudaStream& s) { return reinterpret_cast<std::uintptr_t>(s.get()); })
       .def_property_readonly("device", &CudaStream::device)
       .def("synchronize", [](const CudaStream& s) {
         py::gil_scoped_release release;
@@ -518,27 +538,54 @@ void bind_cellgraph_cuda(py::module_& parent) {
       });
 
   py::class_<PyCudaEdgeMasker>(m, "EdgeMasker")
-      .def(py::init<const PyEdgeMasker&, std::uintptr_t, int>(), py::arg("masker"),
-           py::arg("stream"), py::arg("device"))
-      .def("keep_mask", &PyCudaEdgeMasker::keep_mask, py::arg("type"), py::arg("ids"),
-           py::arg("num_ids"), py::arg("ptr"), py::arg("num_samples"), py::arg("keep"),
+      .def(py::init<const PyEdgeMasker&, std::uintptr_t, int>(),
+           py::arg("masker"),
+           py::arg("stream"),
+           py::arg("device"))
+      .def("keep_mask",
+           &PyCudaEdgeMasker::keep_mask,
+           py::arg("type"),
+           py::arg("ids"),
+           py::arg("num_ids"),
+           py::arg("ptr"),
+           py::arg("num_samples"),
+           py::arg("keep"),
            py::arg("check"))
-      .def("removed_edges", &PyCudaEdgeMasker::removed_edges, py::arg("ids"), py::arg("num_ids"),
-           py::arg("ptr"), py::arg("num_samples"))
+      .def("removed_edges",
+           &PyCudaEdgeMasker::removed_edges,
+           py::arg("ids"),
+           py::arg("num_ids"),
+           py::arg("ptr"),
+           py::arg("num_samples"))
       .def("num_edges", &PyCudaEdgeMasker::num_edges);
 
   py::class_<PyCudaHeatDiffusion>(m, "HeatDiffusion")
-      .def(py::init<const PyHeatDiffusion&, std::uintptr_t, int>(), py::arg("op"),
-           py::arg("stream"), py::arg("device"))
-      .def("apply", &PyCudaHeatDiffusion::apply, py::arg("x"), py::arg("channels"), py::arg("y"),
+      .def(py::init<const PyHeatDiffusion&, std::uintptr_t, int>(),
+           py::arg("op"),
+           py::arg("stream"),
+           py::arg("device"))
+      .def("apply",
+           &PyCudaHeatDiffusion::apply,
+           py::arg("x"),
+           py::arg("channels"),
+           py::arg("y"),
            py::arg("dtype"))
       .def("synchronize", &PyCudaHeatDiffusion::synchronize);
 
   py::class_<PyCudaAggregator>(m, "Aggregator")
       .def(py::init<std::uintptr_t, int>(), py::arg("stream"), py::arg("device"))
-      .def("run", &PyCudaAggregator::run, py::arg("embeddings"), py::arg("dtype"),
-           py::arg("gene_ids"), py::arg("lengths"), py::arg("batch"), py::arg("seq_len"),
-           py::arg("hidden"), py::arg("id_bound"), py::arg("skip_cls"), py::arg("method"));
+      .def("run",
+           &PyCudaAggregator::run,
+           py::arg("embeddings"),
+           py::arg("dtype"),
+           py::arg("gene_ids"),
+           py::arg("lengths"),
+           py::arg("batch"),
+           py::arg("seq_len"),
+           py::arg("hidden"),
+           py::arg("id_bound"),
+           py::arg("skip_cls"),
+           py::arg("method"));
 }
 
 }  // namespace
