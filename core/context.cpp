@@ -1,5 +1,7 @@
 #include "core/context.h"
 
+#include <unistd.h>
+
 #include "core/config.h"
 #include "core/error.h"
 
@@ -29,6 +31,13 @@ int available_threads() {
 int resolve_threads(int requested) {
   GW_CHECK(requested >= 0, "thread count must be >= 0 (0 = all), got " << requested);
   return requested > 0 ? requested : available_threads();
+}
+
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }
 
 int cuda_device_count() {

@@ -7,6 +7,8 @@
 // restores it on destruction; do not share one instance across threads.
 #pragma once
 
+#include <cstddef>
+
 #include "core/types.h"
 
 namespace gw {
@@ -19,6 +21,9 @@ int resolve_threads(int requested);
 
 // Number of visible CUDA devices; 0 in a build without CUDA or on a machine without a GPU.
 int cuda_device_count();
+
+// Physical memory of this machine in bytes (sysconf), 0 when unknown.
+std::size_t physical_memory_bytes();
 
 // Throws ErrorCode::kNotCompiled when `backend` is kCuda in a build without CUDA, and
 // ErrorCode::kInvalidArgument when no device with ordinal `device` is visible.

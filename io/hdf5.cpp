@@ -3,6 +3,7 @@
 #include "io/hdf5.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "core/context.h"
 #include "core/error.h"
 #include "io/hdf5_handle_impl.h"
 
@@ -171,6 +173,21 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::st
   return n;
 }
 
+std::atomic<std::size_t> g_max_read_bytes{0};  // 0: physical memory
+
+// Throws kBadData unless `n` elements of `per_element` bytes fit max_read_bytes(): called before
+// every allocation sized by a file's declared shape.
+void check_read_size(std::int64_t n, std::size_t per_element, const std::string& what) {
+  const std::size_t limit = max_read_bytes();
+  if (n <= 0 || static_cast<std::size_t>(n) <= limit / per_element) return;
+  GW_THROW(
+      ErrorCode::kBadData,
+      what << " claims " << n << " elements (" << static_cast<double>(n) * per_element / 1e9
+           << " GB to read), more than the reader's limit of " << static_cast<double>(limit) / 1e9
+           << (g_max_read_bytes.load() == 0 ? " GB (physical memory)" : " GB (set_max_read_bytes)")
+           << "; the file is corrupt or too large for this machine");
+}
+
 template <typename T>
 hid_t native_type() {
   if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
@@ -241,6 +258,7 @@ Array<T> read_numeric(const Source& source, const std::string& what) {
   Array<T> out;
   out.shape = shape_of(space.get());
   const std::int64_t n = element_count(out.shape, what);
+  check_read_size(n, 16, what);  // the array and at most one 8-byte-per-element temporary
   const H5T_class_t cls = H5Tget_class(file_type.get());
   auto fail_read = [&] { GW_THROW(ErrorCode::kIo, what << ": HDF5 read failed"); };
 
@@ -353,7 +371,11 @@ std::vector<std::string> read_string_values(const Source& source, const std::str
     GW_THROW(ErrorCode::kBadData,
              what << " has shape " << shape_text(shape) << "; expected a 1-D string array");
   }
-  const std::size_t n = static_cast<std::size_t>(element_count(shape, what));
+  const std::int64_t count = element_count(shape, what);
+  const std::size_t fixed_size =
+      H5Tis_variable_str(file_type.get()) > 0 ? sizeof(char*) : H5Tget_size(file_type.get());
+  check_read_size(count, sizeof(std::string) + std::max<std::size_t>(fixed_size, 1), what);
+  const std::size_t n = static_cast<std::size_t>(count);
   std::vector<std::string> out(n);
   if (n == 0) return out;
   const H5T_cset_t cset = H5Tget_cset(file_type.get());
@@ -486,6 +508,17 @@ bool is_sparse_encoding(const std::string& encoding) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+// Read limit
+
+void set_max_read_bytes(std::size_t bytes) { g_max_read_bytes.store(bytes); }
+
+std::size_t max_read_bytes() {
+  const std::size_t set = g_max_read_bytes.load();
+  if (set != 0) return set;
+  const std::size_t physical = physical_memory_bytes();
+  return physical != 0 ? physical : std::numeric_limits<std::size_t>::max();
+}
+
 // Reader::Impl
 
 std::string Reader::Impl::where(std::string_view object) const {

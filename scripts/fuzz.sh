@@ -9,7 +9,8 @@
 # $FUZZ_BUILD_DIR/artifacts/TARGET/. Exit status: 0 when no crash, 1 otherwise (the crash report,
 # the reproducer's path and how to turn it into a regression test are printed).
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), JOBS (build parallelism, default nproc),
-# FUZZ_ARGS (extra libFuzzer flags, e.g. "-max_len=4096").
+# FUZZ_ARGS (extra libFuzzer flags, e.g. "-max_len=4096"), FUZZ_FORKS (h5ad: fork-mode workers,
+# default nproc).
 # Toolchain: clang 14 with libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer over the
 # whole library (Debian packages clang-14, libclang-rt-14-dev, libomp-14-dev).
 set -euo pipefail
@@ -50,10 +51,11 @@ configure() {
 # The first stack frame of a crash report that is not libFuzzer's, the sanitizer's, libc's (its
 # memcpy family reports a source path under sysdeps/, not libc.so; ASan's interceptors of the
 # str* functions, such as strdup reading an unterminated name, are frames of the fuzz binary) or
-# the allocator's (for an out-of-memory report: the caller that asked for the memory).
+# the allocator's (for an out-of-memory report: the caller that asked for the memory; for a bad
+# free: the code that freed).
 first_frame() {
   grep -E '^ +#[0-9]+ ' \
-    | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|sysdeps/|_start|__kmp|\(<unknown module>\)| in (main |malloc|calloc|realloc|operator new|__mem(cpy|move|set)[a-z0-9_]*|str[a-z]* \()' \
+    | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|sysdeps/|_start|__kmp|\(<unknown module>\)| in (main |malloc|calloc|realloc|free |operator (new|delete)|__mem(cpy|move|set)[a-z0-9_]*|str[a-z]* \()' \
     | head -n 1
 }
 
@@ -76,9 +78,14 @@ run_target() {
     # fails the run. replace_intrin=0: ASan's memcpy interceptor would report HDF5's internal
     # over-read from inside the uninstrumented library (gwalign's own loads and stores are still
     # checked).
-    asan_options="$asan_options:replace_intrin=0"
-    mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=0)
-    unit_timeout=5  # a normal input takes milliseconds; HDF5's hangs would eat the budget
+    # allocator_may_return_null + max_allocation_size_mb: HDF5's multi-gigabyte requests on a
+    # corrupt length (plain malloc) fail as HDF5 errors instead of killing the child; gwalign's
+    # own allocations go through operator new, which still aborts with a report above 1 GiB.
+    asan_options="$asan_options:replace_intrin=0:allocator_may_return_null=1:max_allocation_size_mb=1024"
+    # One child per core (FUZZ_FORKS overrides): every restart after one of HDF5's bugs costs a
+    # process start, so a second worker keeps the core busy meanwhile.
+    mode=(-fork="${FUZZ_FORKS:-$(nproc)}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=0)
+    unit_timeout=2  # a normal input takes milliseconds; HDF5's hangs would eat the budget
   fi
   local status=0
   # shellcheck disable=SC2086

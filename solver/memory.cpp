@@ -1,6 +1,4 @@
 // Up-front memory estimates and the automatic dense / sparse choice (solve.h: estimate_memory).
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "core/error.h"
@@ -72,13 +70,6 @@ std::string human_bytes(double bytes) {
 }
 
 }  // namespace
-
-std::size_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
-}
 
 MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
   MemoryEstimate e;

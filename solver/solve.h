@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 
+#include "core/context.h"
 #include "solver/options.h"
 #include "solver/problem.h"
 #include "solver/result.h"
@@ -91,7 +92,6 @@ struct MemoryEstimate {
 };
 MemoryEstimate estimate_memory(const Problem& problem, const Options& options);
 
-// Physical memory of this machine in bytes (sysconf), 0 when unknown.
-std::size_t physical_memory_bytes();
+// physical_memory_bytes() is in core/context.h.
 
 }  // namespace gw

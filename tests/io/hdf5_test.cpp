@@ -624,10 +624,12 @@ TEST(Hdf5, FileImageInMemoryReadsLikeTheFileAndRejectsTruncatedBytes) {
   EXPECT_EQ(image.describe().size(), from_file.describe().size());
 
   const std::vector<std::byte> truncated(bytes.begin(), bytes.begin() + 4);
-  EXPECT_GW_ERROR(Reader::from_image(truncated, "short.h5"), ErrorCode::kBadData,
+  EXPECT_GW_ERROR(Reader::from_image(truncated, "short.h5"),
+                  ErrorCode::kBadData,
                   "'short.h5' is not an HDF5 file");
   const std::vector<std::byte> zeros(4096, std::byte{0});
-  EXPECT_GW_ERROR(Reader::from_image(zeros, "zeros.h5"), ErrorCode::kBadData,
+  EXPECT_GW_ERROR(Reader::from_image(zeros, "zeros.h5"),
+                  ErrorCode::kBadData,
                   "'zeros.h5' is not a readable HDF5 file");
 }
 
@@ -753,10 +755,63 @@ TEST(Hdf5, ShapeWhoseElementCountOverflowsIsBadData) {
                   ErrorCode::kBadData,
                   "'/huge'",
                   "claims shape 4 x 2522015791327477763, more than 2^56 elements");
+  EXPECT_GW_ERROR(
+      reader.read_strings("/names"), ErrorCode::kBadData, "'/names'", "more than 2^56 elements");
+}
+
+// A dataset of fill values can declare any shape in a few hundred bytes of file: a read that would
+// allocate more than max_read_bytes() (physical memory by default) is kBadData before any
+// allocation, and a read that fits is unaffected.
+TEST(Hdf5, ReadsBeyondTheReadLimitAreBadDataBeforeAllocating) {
+  TempDir dir;
+  const std::string path = dir.file("declared.h5");
+  const hsize_t huge = hsize_t{1} << 50;  // 2^50 elements: 16 PB at 16 bytes each
+  {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hsize_t chunk = 1024;
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    const hid_t space = H5Screate_simple(1, &huge, nullptr);
+    const hid_t numbers =
+        H5Dcreate2(file, "huge", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const hid_t string_type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(string_type, H5T_VARIABLE);
+    const hid_t strings =
+        H5Dcreate2(file, "names", string_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const hsize_t small = 1000;
+    const hid_t small_space = H5Screate_simple(1, &small, nullptr);
+    const hid_t fits = H5Dcreate2(
+        file, "small", H5T_IEEE_F64LE, small_space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(numbers, 0);
+    ASSERT_GE(strings, 0);
+    ASSERT_GE(fits, 0);
+    for (hid_t d : {numbers, strings, fits}) H5Dclose(d);
+    H5Tclose(string_type);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Sclose(small_space);
+    H5Fclose(file);
+  }
+  Reader reader(path);
+  EXPECT_GE(max_read_bytes(), std::size_t{1} << 20);  // physical memory (or unlimited)
+  EXPECT_GW_ERROR(reader.read_array<double>("/huge"),
+                  ErrorCode::kBadData,
+                  "'/huge'",
+                  "claims 1125899906842624 elements",
+                  "physical memory");
   EXPECT_GW_ERROR(reader.read_strings("/names"),
                   ErrorCode::kBadData,
                   "'/names'",
-                  "more than 2^56 elements");
+                  "claims 1125899906842624 elements");
+  EXPECT_EQ(reader.read_array<double>("/small").data.size(), 1000u);
+  // A lower limit applies to every later read, in any Reader, until reset (0: the default).
+  set_max_read_bytes(1000 * 16 - 1);
+  EXPECT_GW_ERROR(reader.read_array<double>("/small"), ErrorCode::kBadData, "claims 1000 elements");
+  set_max_read_bytes(1000 * 16);
+  EXPECT_EQ(reader.read_array<double>("/small").data.size(), 1000u);
+  set_max_read_bytes(0);
+  EXPECT_GE(max_read_bytes(), std::size_t{1} << 20);
 }
 
 TEST(Hdf5, TruncatedOrCorruptFilesAreIoErrors) {
