@@ -215,6 +215,16 @@ TEST(CliAlign, HelpShowsLibraryDefaults) {
   EXPECT_EQ(std::stod(default_of("alpha")), defaults.momentum);
   EXPECT_EQ(std::stod(default_of("tol")), defaults.tolerance);
   EXPECT_NE(run.out.find("Examples:"), std::string::npos);
+  // Every option group is listed (two were once missing from a hand-kept list), with a flag of
+  // each of those two.
+  for (const char* group : {"Solver choice and exact gradient",
+                            "Plan support and memory",
+                            "Joint embedding",
+                            "Problem variants"}) {
+    EXPECT_NE(run.out.find(std::string(" ") + group + " options:"), std::string::npos) << group;
+  }
+  EXPECT_NE(default_of("exact-method"), "<missing>");
+  EXPECT_NE(default_of("support"), "<missing>");
 }
 
 TEST(CliAlign, LogEveryPrintsLinesWhenStderrIsNotATerminal) {
