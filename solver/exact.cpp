@@ -53,6 +53,15 @@ double step_from_coefficients(double a, double b) {
 // 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise.
 constexpr double kFloatRelativeTolerance = 5e-7;
 
+// Starts are admitted by a prediction of their time, never by a clock: the same problem and seed
+// must give the same plan on a loaded machine (a wall-clock budget admitted fewer starts under
+// load, and the CLI and the Python module then disagreed on the same inputs). One start is
+// predicted at n k (n + k) / kStartWorkPerSecond seconds, calibrated on the first start of the
+// spiral benchmark (2026-11-25, AMD EPYC Zen 4, 2 threads, default build: 400 x 500 0.105 s,
+// 1,000 x 1,250 1.10 s, 2,000 x 2,500 5.6 s, i.e. 1.7e9, 2.6e9 and 4.0e9 per second; the
+// smallest rate is used, so the prediction errs towards fewer starts near the budget).
+constexpr double kStartWorkPerSecond = 1.7e9;
+
 Vertex to_vertex(LinearOtPlan&& lp) {
   return {std::move(lp.rows), std::move(lp.cols), std::move(lp.values)};
 }
@@ -312,7 +321,8 @@ class ProfileStarts {
     const double mean = c.mean();
     if (!(mean > 0.0)) {  // every profile alike: nothing to prefer, p q^T
       for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < k; ++j) plan[static_cast<std::size_t>(i) * k + j] = pb_.p[i] * pb_.q[j];
+        for (Index j = 0; j < k; ++j)
+          plan[static_cast<std::size_t>(i) * k + j] = pb_.p[i] * pb_.q[j];
       return plan;
     }
     std::vector<double> f(n, 0.0), g(k, 0.0);
@@ -327,7 +337,8 @@ class ProfileStarts {
     sinkhorn_plan(view, f, g, epsilon, PlanView(plan.data(), n, k), so);
     double mass = 0.0;
     for (double t : plan) mass += t;
-    GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass), ErrorCode::kInternal,
+    GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass),
+                  ErrorCode::kInternal,
                   "distance-profile start has mass " << mass);
     for (double& t : plan) t /= mass;
     return plan;
@@ -427,14 +438,16 @@ void run_exact_typed(PreparedProblem& pb,
   // With several starts, each runs `probe` iterations first; the best one then runs to the end.
   const int probe = names.size() > 1 && !mirror ? options.start_probe_iterations : 0;
 
-  Stopwatch watch;
-  double first_seconds = 0.0;
+  const double predicted_start_seconds = static_cast<double>(n) * static_cast<double>(k) *
+                                         static_cast<double>(n + k) / kStartWorkPerSecond;
   std::vector<StartOutcome> outcomes;
   std::vector<std::vector<double>> probe_plans;
   std::vector<Mat<S>> probe_products;  // dx T dy of each probe's plan (with several starts)
   for (std::size_t s = 0; s < names.size(); ++s) {
     if (runner.cancelled()) break;
-    if (s > 0 && watch.seconds() + first_seconds > options.start_time_budget) break;
+    if (s > 0 && static_cast<double>(s + 1) * predicted_start_seconds > options.start_time_budget) {
+      break;
+    }
     Stopwatch start_watch;
     const std::string& name = names[s];
     std::vector<double> start;
@@ -500,7 +513,6 @@ void run_exact_typed(PreparedProblem& pb,
       runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
     }
     const double seconds = start_watch.seconds();
-    if (s == 0) first_seconds = seconds;
     result.starts.push_back({name, out.loss, out.objective, out.iterations, seconds});
     probe_plans.push_back(gw.plan_f64());
     if (names.size() > 1) probe_products.push_back(gw.product());
