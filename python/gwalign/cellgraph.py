@@ -140,6 +140,17 @@ class _Dev:
         self.obj, self.ptr, self.shape = x, int(cai["data"][0]), shape
 
 
+def _signal_dtype(x, what):
+    """The kernel's float type for a device signal: float64 stays, a torch tensor of any other
+    dtype is converted to float32 (by _Dev), other arrays must be float32 or float64."""
+    if _is_torch(x):
+        return "float64" if str(x.dtype) == "torch.float64" else "float32"
+    dtype = _DTYPES.get(x.__cuda_array_interface__["typestr"])
+    if dtype not in ("float32", "float64"):
+        raise ValueError("%s must be float32 or float64" % what)
+    return dtype
+
+
 def _stream_of(x, stream):
     """The cudaStream_t (int) a call runs on: see the module docstring."""
     if stream is not None:
@@ -275,10 +286,7 @@ class HeatDiffusion:
         is enqueued on the stream and the call returns at once."""
         if _all_or_none_on_device(x, out):
             _check_device_available()
-            dtype = _DTYPES.get(x.__cuda_array_interface__["typestr"]) if not _is_torch(x) \
-                else ("float64" if str(x.dtype) == "torch.float64" else "float32")
-            if dtype not in ("float32", "float64"):
-                raise ValueError("HeatDiffusion.apply: x must be float32 or float64")
+            dtype = _signal_dtype(x, "HeatDiffusion.apply: x")
             xi = _Dev(x, dtype, "x")
             if len(xi.shape) != 3 or xi.shape[0] != self._num_graphs or \
                     xi.shape[1] != self._seq_len:
@@ -329,12 +337,7 @@ def aggregate_by_gene(embeddings, gene_ids, lengths, *, skip_cls=False, threads=
     results are device arrays. `threads` is for the CPU only."""
     if _all_or_none_on_device(embeddings, gene_ids, lengths):
         _check_device_available()
-        if _is_torch(embeddings):
-            dtype = "float64" if str(embeddings.dtype) == "torch.float64" else "float32"
-        else:
-            dtype = _DTYPES.get(embeddings.__cuda_array_interface__["typestr"])
-            if dtype not in ("float32", "float64"):
-                raise ValueError("aggregate_by_gene: embeddings must be float32 or float64")
+        dtype = _signal_dtype(embeddings, "aggregate_by_gene: embeddings")
         e = _Dev(embeddings, dtype, "embeddings")
         g, l = _Dev(gene_ids, "int32", "gene_ids"), _Dev(lengths, "int32", "lengths")
         if len(e.shape) != 3 or tuple(g.shape) != e.shape[:2] or tuple(l.shape) != e.shape[:1]:
