@@ -50,16 +50,18 @@
 #include "sampling/sampling.h"
 #include "sinkhorn/cuda_sinkhorn.h"
 #include "sinkhorn/sinkhorn.h"
+#include "solver/cuda/cublas_library.h"
 #include "solver/cuda/gw_loop_kernels.cuh"
 #include "solver/loop_driver_impl.h"
 
-#define GW_CUBLAS_CHECK(call)                                                                 \
-  do {                                                                                        \
-    const cublasStatus_t gw_cublas_status_ = (call);                                          \
-    if (gw_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                         \
-      GW_THROW(::gw::ErrorCode::kInternal,                                                    \
-               "cuBLAS call " #call " failed: " << cublasGetStatusString(gw_cublas_status_)); \
-    }                                                                                         \
+#define GW_CUBLAS_CHECK(call)                                                           \
+  do {                                                                                  \
+    const cublasStatus_t gw_cublas_status_ = (call);                                    \
+    if (gw_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                   \
+      GW_THROW(::gw::ErrorCode::kInternal,                                              \
+               "cuBLAS call " #call " failed: "                                         \
+                   << ::gw::detail::cublas_library().status_string(gw_cublas_status_)); \
+    }                                                                                   \
   } while (0)
 
 namespace gw::detail {
@@ -76,25 +78,28 @@ constexpr double kHeadroomBytes = 512.0 * (1 << 20);
 
 class CublasHandle {
  public:
-  explicit CublasHandle(cudaStream_t stream) {
-    GW_CUBLAS_CHECK(cublasCreate(&handle_));
+  // Loads cuBLAS on the first handle of the process (cublas_library.h).
+  explicit CublasHandle(cudaStream_t stream) : lib_(cublas_library()) {
+    GW_CUBLAS_CHECK(lib_.create(&handle_));
     try {
-      GW_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+      GW_CUBLAS_CHECK(lib_.set_stream(handle_, stream));
       // No TF32: the cost must match the CPU's float32 GEMM up to summation order.
-      GW_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+      GW_CUBLAS_CHECK(lib_.set_math_mode(handle_, CUBLAS_DEFAULT_MATH));
     } catch (...) {
-      cublasDestroy(handle_);
+      lib_.destroy(handle_);
       throw;
     }
   }
   ~CublasHandle() {
-    if (handle_ != nullptr) cublasDestroy(handle_);
+    if (handle_ != nullptr) lib_.destroy(handle_);
   }
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
   cublasHandle_t get() const { return handle_; }
+  const CublasLibrary& library() const { return lib_; }
 
  private:
+  const CublasLibrary& lib_;
   cublasHandle_t handle_ = nullptr;
 };
 
@@ -102,7 +107,7 @@ class CublasHandle {
 // row-major)^T. Column-major cuBLAS sees row-major X as X^T, so it computes
 // out^T (k x n) = right * left^T: op(A) = A^T on right's storage, op(B) = B on left's.
 template <typename Real>
-void gemm_rows(cublasHandle_t handle,
+void gemm_rows(const CublasHandle& cublas,
                Index n,
                Index k,
                int inner,
@@ -112,7 +117,7 @@ void gemm_rows(cublasHandle_t handle,
                Offset ldc) {
   const Real one = 1, zero = 0;
   const auto gemm = [&](auto fn) {
-    GW_CUBLAS_CHECK(fn(handle,
+    GW_CUBLAS_CHECK(fn(cublas.get(),
                        CUBLAS_OP_T,
                        CUBLAS_OP_N,
                        k,
@@ -128,9 +133,9 @@ void gemm_rows(cublasHandle_t handle,
                        static_cast<int>(ldc)));
   };
   if constexpr (std::is_same_v<Real, float>) {
-    gemm(cublasSgemm);
+    gemm(cublas.library().sgemm);
   } else {
-    gemm(cublasDgemm);
+    gemm(cublas.library().dgemm);
   }
 }
 
@@ -317,7 +322,7 @@ class CudaLoop {
         target.get(), k_, q, /*left=*/false, Precision::kF32, right.get(), stream_));
     // Device memory is untyped: the T_new buffer holds at least n k floats in either precision.
     float* cost = reinterpret_cast<float*>(plan_new_.get());
-    gemm_rows(blas_.get(), n_, k_, q + 2, left.get(), right.get(), cost, k_);
+    gemm_rows(blas_, n_, k_, q + 2, left.get(), right.get(), cost, k_);
     GW_CUDA_CHECK(cuda::launch_clamp_rows(cost, n_, k_, row_change_.get(), stream_));
     const double sum = device_sum(row_change_.get());
     const double mean = sum / (static_cast<double>(n_) * k_);
@@ -393,7 +398,7 @@ class CudaLoop {
         dx_.get(), n_, m, /*left=*/true, precision(), left_.get(), stream_));
     GW_CUDA_CHECK(cuda::launch_augmented_factors(
         dy_.get(), k_, m, /*left=*/false, precision(), right_.get(), stream_));
-    gemm_rows(blas_.get(), n_, k_, m + 2, left_.get(), right_.get(), lambda_.get(), cols_);
+    gemm_rows(blas_, n_, k_, m + 2, left_.get(), right_.get(), lambda_.get(), cols_);
 
     const double beta = opt_.lambda_ema;
     const bool ema = beta > 0.0 && !precise;

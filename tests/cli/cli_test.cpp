@@ -197,6 +197,32 @@ TEST(CliAlign, ForcedInstructionSetTargetRunsAndIsReported) {
   EXPECT_EQ(json_string(best.out, "isa"), to_string(best_isa()));
 }
 
+// A CPU run of a CUDA-enabled build never maps cuBLAS (it is loaded with dlopen by the first CUDA
+// solve, solver/cuda/cublas_library.h): the dynamic loader's own log (LD_DEBUG=libs, on stderr)
+// lists every shared object it loads, dlopen'ed ones included.
+TEST(CliAlign, CpuRunOfACudaBuildNeverLoadsCublas) {
+  if (!GW_HAS_CUDA) GTEST_SKIP() << "built without CUDA: cuBLAS is never involved";
+  ScratchDir dir;
+  const RunResult run = run_program("/usr/bin/env",
+                                    {"LD_DEBUG=libs",
+                                     "OMP_WAIT_POLICY=passive",
+                                     GW_CLI_BINARY,
+                                     "align",
+                                     kSpiral,
+                                     kRoll,
+                                     "-o",
+                                     dir.file("plan.h5"),
+                                     "--max-iter",
+                                     "20",
+                                     "--quiet"},
+                                    dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  // The loader's log is there (the CUDA runtime itself is still linked), and cuBLAS is not in it.
+  EXPECT_NE(run.err.find("libcudart"), std::string::npos) << run.err.substr(0, 2000);
+  const std::size_t cublas = run.err.find("libcublas");
+  EXPECT_EQ(cublas, std::string::npos) << run.err.substr(cublas < 300 ? 0 : cublas - 300, 600);
+}
+
 // --help shows the library's defaults (taken from gw::Options{}, not restated in the CLI).
 TEST(CliAlign, HelpShowsLibraryDefaults) {
   ScratchDir dir;
