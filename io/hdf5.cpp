@@ -553,11 +553,14 @@ std::vector<std::string> Reader::Impl::children(hid_t group) const {
   std::vector<std::string> names;
   H5G_info_t group_info;
   if (H5Gget_info(group, &group_info) < 0) return names;
-  names.reserve(group_info.nlinks);
+  // The link count comes from the file's metadata: a corrupt count must not size an allocation or
+  // drive a walk over links that do not exist. Names are reserved up to a small bound, and the walk
+  // stops at the first index HDF5 cannot name (link indices are dense: 0 .. nlinks - 1).
+  names.reserve(std::min<hsize_t>(group_info.nlinks, 4096));
   for (hsize_t i = 0; i < group_info.nlinks; ++i) {
     const ssize_t length =
         H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    if (length < 0) continue;
+    if (length < 0) break;
     std::string name(static_cast<std::size_t>(length) + 1, '\0');
     H5Lget_name_by_idx(
         group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
@@ -1001,6 +1004,9 @@ CsrArray<T> Reader::read_csr(std::string_view object) const {
   CsrArray<T> out;
   out.rows = shape[0];
   out.cols = shape[1];
+  // The row pointers and their cursor copy are sized by the shape attribute, not by a dataset:
+  // checked like every other allocation a file's declared sizes decide.
+  check_read_size(out.rows + 1, 2 * sizeof(Offset), what + " (its CSR row pointers)");
   out.indptr.assign(static_cast<std::size_t>(out.rows) + 1, 0);
   for (Index r : csr.indices) ++out.indptr[static_cast<std::size_t>(r) + 1];
   for (std::int64_t r = 0; r < out.rows; ++r) out.indptr[r + 1] += out.indptr[r];

@@ -814,6 +814,41 @@ TEST(Hdf5, ReadsBeyondTheReadLimitAreBadDataBeforeAllocating) {
   EXPECT_GE(max_read_bytes(), std::size_t{1} << 20);
 }
 
+// A CSC group's converted row pointers are sized by its shape attribute alone (rows + 1 offsets and
+// their cursor copy): a 1-entry matrix declaring a million rows needs 16 MB for them, refused under
+// a 1 MiB read limit before allocating (the check was missing: a corrupt shape of 2^31 - 1 rows
+// allocated two 16 GiB arrays); the same file reads under the default limit.
+TEST(Hdf5, CscRowPointersSizedByTheShapeAreCheckedAgainstTheReadLimit) {
+  TempDir dir;
+  const std::string path = dir.file("tall_csc.h5");
+  {
+    Writer writer(path);
+    writer.ensure_group("/m");
+    writer.set_attribute("/m", "encoding-type", "csc_matrix");
+    const std::int64_t shape[2] = {1000000, 1};
+    writer.set_attribute_array<std::int64_t>("/m", "shape", shape);
+    writer.write_array<double>("/m/data", std::vector<double>{2.5}, std::vector<std::int64_t>{1});
+    writer.write_array<std::int32_t>(
+        "/m/indices", std::vector<std::int32_t>{999999}, std::vector<std::int64_t>{1});
+    writer.write_array<std::int64_t>(
+        "/m/indptr", std::vector<std::int64_t>{0, 1}, std::vector<std::int64_t>{2});
+    writer.commit();
+  }
+  const Reader reader(path);
+  set_max_read_bytes(std::size_t{1} << 20);
+  EXPECT_GW_ERROR(reader.read_csr<double>("/m"),
+                  ErrorCode::kBadData,
+                  "'/m'",
+                  "CSR row pointers",
+                  "claims 1000001 elements");
+  set_max_read_bytes(0);
+  const CsrArray<double> csr = reader.read_csr<double>("/m");
+  EXPECT_EQ(csr.rows, 1000000);
+  EXPECT_EQ(csr.indptr[999999], 0);
+  EXPECT_EQ(csr.indptr[1000000], 1);
+  EXPECT_EQ(csr.indices, (std::vector<Index>{0}));
+}
+
 TEST(Hdf5, TruncatedOrCorruptFilesAreIoErrors) {
   TempDir dir;
   const std::string path = dir.file("data.h5");
