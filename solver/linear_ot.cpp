@@ -29,7 +29,11 @@ static_assert(kPricingTolerance > 0.5 / static_cast<double>(std::int64_t{1} << d
 using Graph = lemon::StaticDigraph;
 using Simplex = lemon::NetworkSimplex<Graph, std::int64_t, std::int64_t>;
 
-// Integer masses of the positive entries of `mass` (indices `active`), summing to `total`.
+// Integer masses of the positive entries of `mass` (indices `active`), summing to `total`. Every
+// positive entry gets at least one unit: a mass below 2^-50 of the total would otherwise round to
+// zero, and a zero-demand column's artificial arc in the starting star points away from the root
+// with zero flow, which breaks the strongly feasible tree that termination rests on. The rounding
+// remainder (fewer than active.size() units either way) goes on the largest entry.
 std::vector<std::int64_t> integer_masses(std::span<const double> mass,
                                          const std::vector<Index>& active,
                                          double sum,
@@ -39,11 +43,12 @@ std::vector<std::int64_t> integer_masses(std::span<const double> mass,
   std::size_t largest = 0;
   for (std::size_t a = 0; a < active.size(); ++a) {
     const double m = mass[active[a]];
-    out[a] = static_cast<std::int64_t>(std::floor(m / sum * static_cast<double>(total)));
+    out[a] = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::floor(m / sum * static_cast<double>(total))));
     used += out[a];
     if (m > mass[active[largest]]) largest = a;
   }
-  out[largest] += total - used;  // the rounding remainder (< active.size() units) on the largest
+  out[largest] += total - used;
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "solver/exact.h"
 #include "solver/exact_gw_impl.h"
 #include "solver/gw_oracles.h"
+#include "solver/linear_ot_impl.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
 
@@ -423,6 +424,35 @@ TEST(TransportSimplex, WarmStartsOnSlowlyChangingCostsGiveTheColdOptimumInFewerP
     expect_certified(w, p, q, cost, 1e-11);
   }
   EXPECT_LT(warm_pivots, cold_pivots);
+}
+
+// Masses below the integer unit (2^-50 of the total) beside ordinary ones: each positive mass keeps
+// at least one unit (rounded to zero, a column's starting artificial arc pointed away from the root
+// with zero flow, so the tree was not strongly feasible), the units still sum to the same total on
+// both sides, and both simplex codes give a feasible plan with a dual certificate and LEMON's cost.
+TEST(TransportSimplex, MassesBelowTheIntegerUnitKeepAUnitAndACertifiedOptimum) {
+  Rng rng(31);
+  for (int trial = 0; trial < 40; ++trial) {
+    const Index n = 2 + trial % 7, k = 3 + trial % 5;
+    std::vector<double> p(n), q(k);
+    double ps = 0.0, tiny = 0.0;
+    for (double& x : p) ps += (x = 0.2 + rng.uniform());
+    for (double& x : p) x /= ps;
+    for (Index j = 0; j + 1 < k; ++j) tiny += (q[j] = 1e-17 * (1.0 + rng.uniform()));
+    q[k - 1] = 1.0 - tiny;  // rounds to 1: the sums agree
+    const detail::IntegerMarginals m = detail::integer_marginals(p, q, "test");
+    ASSERT_EQ(m.cols.size(), static_cast<std::size_t>(k));
+    for (std::int64_t d : m.demand) EXPECT_GE(d, 1) << "trial " << trial;
+    EXPECT_EQ(std::accumulate(m.demand.begin(), m.demand.end(), std::int64_t{0}),
+              std::accumulate(m.supply.begin(), m.supply.end(), std::int64_t{0}));
+    std::vector<double> cost(static_cast<std::size_t>(n) * k);
+    for (double& c : cost) c = trial % 2 ? std::floor(rng.uniform() * 3.0) : rng.uniform();
+    const LinearOtPlan reference = solve_linear_ot(std::span<const double>(cost), n, k, p, q);
+    const LinearOtPlan plan = TransportSimplex(p, q).solve(std::span<const double>(cost));
+    EXPECT_NEAR(plan.cost, reference.cost, 1e-12) << "trial " << trial;
+    expect_feasible(plan, p, q, cost, k);
+    expect_certified(plan, p, q, cost, 1e-11);
+  }
 }
 
 TEST(TransportSimplex, BadInputIsAnInvalidArgument) {
