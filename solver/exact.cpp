@@ -237,6 +237,13 @@ class ExactRunner {
     return buffer;
   }
   bool cancelled() const { return cancelled_; }
+  // A basin phase run outside the runner (the sampled loop) was cancelled by the same callback.
+  void cancel(StartOutcome& out, std::string message) {
+    cancelled_ = true;
+    out.done = true;
+    out.termination = Termination::kCancelled;
+    out.message = std::move(message);
+  }
 
  private:
   // Appends an iteration to the log and reports it to the progress callback; false when the
@@ -487,6 +494,7 @@ void run_exact_typed(PreparedProblem& pb,
         }
         out.iterations += sampled.iterations;
         start = std::move(sampled_plan);
+        if (sampled.termination == Termination::kCancelled) runner.cancel(out, sampled.message);
       } else if (mirror_basin && name != "profile-vertex") {
         // The basin by a few mirror-descent steps: an entropic, smoothed path that ties (hop
         // distances) do not pin to one vertex early (Options::hybrid_mirror_iterations has the
@@ -497,20 +505,28 @@ void run_exact_typed(PreparedProblem& pb,
         runner.mirror_descent(out, options.hybrid_mirror_iterations);
         start = gw.plan_f64();
       }
-      {
-        ScopedPhase phase(result.timings, "exact_project");
-        project_to_marginals(start, pb.p, pb.q);
-      }
-      // dx T dy for the start: rank one for p q^T, one GEMM for a vertex (no basin replaces
-      // it), two for a dense plan.
-      if (name == "product" && !basin_ran) {
-        gw.set_product_plan();
-      } else if (name == "profile-vertex") {
-        gw.set_sparse_plan(start);
-      } else {
+      // Cancelled during the basin: the start ends there (conditional gradient would overwrite the
+      // termination and call the callback again after it said stop).
+      if (runner.cancelled()) {
         gw.set_plan(start);
+        out.objective = gw.objective();
+        out.loss = gw.loss();
+      } else {
+        {
+          ScopedPhase phase(result.timings, "exact_project");
+          project_to_marginals(start, pb.p, pb.q);
+        }
+        // dx T dy for the start: rank one for p q^T, one GEMM for a vertex (no basin replaces
+        // it), two for a dense plan.
+        if (name == "product" && !basin_ran) {
+          gw.set_product_plan();
+        } else if (name == "profile-vertex") {
+          gw.set_sparse_plan(start);
+        } else {
+          gw.set_plan(start);
+        }
+        runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
       }
-      runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
     }
     const double seconds = start_watch.seconds();
     result.starts.push_back({name, out.loss, out.objective, out.iterations, seconds});
@@ -523,7 +539,7 @@ void run_exact_typed(PreparedProblem& pb,
     if (outcomes[s].objective < outcomes[best].objective) best = s;
   }
   StartOutcome& kept = outcomes[best];
-  if (!kept.done) {
+  if (!kept.done && !runner.cancelled()) {
     // The best probe continues where it stopped.
     Stopwatch more;
     if (best < probe_products.size()) {
@@ -544,6 +560,12 @@ void run_exact_typed(PreparedProblem& pb,
   result.iterations = kept.iterations;
   result.termination = kept.termination;
   result.message = kept.message;
+  if (runner.cancelled()) {
+    // Whichever start was running when the callback said stop (the last one begun), the run was
+    // cancelled: the kept plan is the best so far, reported as such.
+    result.termination = Termination::kCancelled;
+    result.message = outcomes.back().message;
+  }
   result.log = std::move(kept.log);
   result.gw_cost_estimate = kept.objective;
   // The loss of the kept plan, exactly (dense matrices at hand); solve() keeps it when the plan

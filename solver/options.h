@@ -278,8 +278,9 @@ struct Options {
   // cells' alignment uses epsilon, epsilon_final, min_iterations and the plateau test as given;
   // the full-resolution level starts from it at epsilon_final with shorter stopping tests
   // (solver/sparse_impl.h). The plan then comes back as CSR (Result::plan_topk, at most
-  // support_size entries per row, rows on their marginal) and plan_format is ignored. kAuto picks kDense when its estimate is at most half of memory_limit,
-  // kSparse otherwise; when neither fits, solve() throws kBadData before allocating anything large.
+  // support_size entries per row, rows on their marginal) and plan_format is ignored. kAuto picks
+  // kDense when its estimate is at most half of memory_limit, kSparse otherwise; when neither fits,
+  // solve() throws kBadData before allocating anything large.
   Support support = Support::kAuto;
   // Memory budget in bytes for the automatic choice and the up-front check. 0: 60% of the
   // physical memory (the rest is left to the system and to the inputs the caller holds).
@@ -305,8 +306,8 @@ struct Options {
   // n^2 k + n k^2 multiply-adds per iteration are at most exact_max_work, both sides have a
   // geometry (or fused_weight = 1), the problem is balanced (no rho_a / rho_b / partial_mass), the
   // backend is the CPU, the plan is dense (support not kSparse) and no sampled-loop feature is
-  // asked for (multiscale, restarts > 1, slack_shared); otherwise the sampled loop. Result::solver and
-  // Result::solver_reason record what ran and why. The threshold is measured on the spiral
+  // asked for (multiscale, restarts > 1, slack_shared); otherwise the sampled loop. Result::solver
+  // and Result::solver_reason record what ran and why. The threshold is measured on the spiral
   // benchmark (bench/RESULTS.md, "Exact gradient"): up to 2,000 x 2,500 (2.25e10) the hybrid
   // exact solver is faster than the sampled loop at its default settings and reaches a lower GW
   // loss; at 4,000 x 5,000 one exact gradient costs about as much as the whole sampled run.
@@ -321,11 +322,12 @@ struct Options {
   // (n^2 + k^2 entries, from the sides' providers) and minimizes the fused objective
   // F(T) = (1 - fused_weight) L(T) + fused_weight <C_feat, T>, L the square-loss GW loss.
   // Conditional gradient (Frank-Wolfe, as POT's gromov_wasserstein): per iteration the gradient
-  // G = (1 - w) 2 (dx^2 r 1^T + 1 (dy^2 c)^T - 2 dx T dy) + w C_feat, the vertex S minimizing <G, S>
-  // on the transport polytope by network simplex (LEMON), and the exact minimizing step along
+  // G = (1 - w) 2 (dx^2 r 1^T + 1 (dy^2 c)^T - 2 dx T dy) + w C_feat, the vertex S minimizing <G,
+  // S> on the transport polytope by network simplex (TransportSimplex, warm-started from the
+  // previous vertex's basis; LEMON's is the tested reference), and the exact minimizing step along
   // T -> S (F is quadratic along the segment); the objective never increases. Stops when the
   // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F (at least
-  // 1e-6 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
+  // 5e-7 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
   // exact_max_iterations. Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
   // plus epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).

@@ -991,9 +991,10 @@ TEST_F(BadInputs, UnknownSupportNameIsAUsageError) {
 
 // A long solve (the bundled pair with no stopping rule but the iteration limit) interrupted by
 // SIGINT or SIGTERM after 2 s: it stops at its next progress check, writes nothing, and exits
-// 128 + signal (130, 143). `timeout --preserve-status` sends the signal and returns gwalign's status;
-// without --foreground it signals gwalign and then its process group, so the one event arrives
-// twice, which must not count as the user's insisting second Ctrl-C (that kill left a temporary).
+// 128 + signal (130, 143). `timeout --preserve-status` sends the signal and returns gwalign's
+// status; without --foreground it signals gwalign and then its process group, so the one event
+// arrives twice, which must not count as the user's insisting second Ctrl-C (that kill left a
+// temporary).
 TEST_F(BadInputs, SigintOrSigtermDuringTheSolveExitsWithTheSignalAndWritesNothing) {
   for (const auto& [signal, status] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
     SCOPED_TRACE("SIG" + signal);
@@ -1021,10 +1022,10 @@ TEST_F(BadInputs, SigintOrSigtermDuringTheSolveExitsWithTheSignalAndWritesNothin
   }
 }
 
-// A full disk, simulated by a file-size limit (ulimit -f, in KiB) far below the dense plan's 1.6 MB:
-// the write fails with a one-line I/O error naming the cause and the remedy (exit 74), the previous
-// output is untouched and no temporary is left (SIGXFSZ is ignored, so the write returns EFBIG
-// instead of killing gwalign).
+// A full disk, simulated by a file-size limit (ulimit -f, in KiB) far below the dense plan's 1.6
+// MB: the write fails with a one-line I/O error naming the cause and the remedy (exit 74), the
+// previous output is untouched and no temporary is left (SIGXFSZ is ignored, so the write returns
+// EFBIG instead of killing gwalign).
 TEST_F(BadInputs, FileSizeLimitFailsTheWriteAndKeepsThePreviousOutput) {
   {
     std::ofstream previous(out());
@@ -1144,6 +1145,29 @@ TEST_F(BadInputs, UnknownSolverOrMethodAndInertExactFlagsAreUsageErrors) {
                  65,
                  {"solver = exact does not support", "--solver sampled"},
                  out_dir());
+  // Each exact method's own settings: --mirror-iter is mirror descent's (the default hybrid's
+  // basin is --hybrid-mirror-iter), --hybrid-mirror-iter the hybrid's, and cg runs no mirror step.
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--mirror-iter", "5"},
+                 64,
+                 {"--mirror-iter", "--exact-method mirror", "--hybrid-mirror-iter"},
+                 out_dir());
+  expect_failure({"align",
+                  kSpiral,
+                  kRoll,
+                  "-o",
+                  out(),
+                  "--exact-method",
+                  "mirror",
+                  "--hybrid-mirror-iter",
+                  "1"},
+                 64,
+                 {"--hybrid-mirror-iter", "--exact-method hybrid"},
+                 out_dir());
+  expect_failure(
+      {"align", kSpiral, kRoll, "-o", out(), "--exact-method", "cg", "--mirror-eps", "0.01"},
+      64,
+      {"--mirror-eps", "--exact-method cg"},
+      out_dir());
 }
 
 }  // namespace

@@ -630,9 +630,13 @@ void expect_plan_setters_agree(double tolerance) {
     reference.set_plan(dense);
     fast.set_sparse_plan(dense);
     expect_same("dense plan through set_sparse_plan");
-    reference.set_plan(vertex);
+    // restore: the vertex's product as fast computed it earlier (not the reference's, which
+    // would compare the reference with a copy of itself), put back after fast moved elsewhere.
+    fast.set_sparse_plan(vertex);
+    Mat<S> saved = fast.product();
     fast.set_plan(product);
-    fast.restore(vertex, reference.product());
+    fast.restore(vertex, std::move(saved));
+    reference.set_plan(vertex);
     expect_same("restore");
   }
 }
@@ -671,6 +675,36 @@ TEST(ExactSolver, HybridRunsItsMirrorBasinStepsThenConditionalGradient) {
       EXPECT_DOUBLE_EQ(result.log[steps - 1].epsilon,
                        steps > 1 ? options.mirror_epsilon_final : options.mirror_epsilon);
     }
+  }
+}
+
+// The progress callback stops the exact solver wherever it says so: in the mirror-descent basin of
+// the first start (call 1), in the second start's basin (call 4: the first start's basin steps
+// and its conditional-gradient probe come first) or in a probe. The run ends as cancelled and the
+// callback is never called again after it returned false (conditional gradient used to run after
+// a cancelled basin, overwriting the termination and calling back).
+TEST(ExactSolver, CancellationInABasinOrAProbeEndsTheRunAndIsNeverCalledBackAfter) {
+  Rng rng(25);
+  const Problem problem = random_problem(rng, 25, 30);
+  for (int stop_at : {1, 2, 3, 4, 6}) {
+    Options options;
+    options.solver = SolverKind::kExact;
+    options.exact_method = ExactMethod::kHybrid;
+    options.starts = 3;
+    options.hybrid_mirror_iterations = 2;
+    int calls = 0, calls_after_stop = 0;
+    bool stopped = false;
+    options.progress = [&](const Progress&) {
+      if (stopped) ++calls_after_stop;
+      ++calls;
+      if (calls == stop_at) stopped = true;
+      return !stopped;
+    };
+    const Result result = solve(problem, options);
+    EXPECT_TRUE(stopped) << "stop at call " << stop_at;
+    EXPECT_EQ(result.termination, Termination::kCancelled) << "stop at call " << stop_at;
+    EXPECT_EQ(calls_after_stop, 0) << "stop at call " << stop_at;
+    EXPECT_EQ(result.plan.size(), static_cast<std::size_t>(25 * 30)) << "stop at call " << stop_at;
   }
 }
 

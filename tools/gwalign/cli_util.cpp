@@ -395,6 +395,19 @@ void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
                            "start-budget"}) {
     reject_if(o.solver == SolverKind::kSampled, flag, "with --solver sampled; drop one of them");
   }
+  // Each exact method reads its own settings: --mirror-iter only mirror descent's run,
+  // --hybrid-mirror-iter only the hybrid's basin, the mirror epsilons only those two.
+  reject_if(o.exact_method != ExactMethod::kMirrorDescent,
+            "mirror-iter",
+            "without --exact-method mirror (the hybrid's basin steps are --hybrid-mirror-iter)");
+  reject_if(o.exact_method != ExactMethod::kHybrid,
+            "hybrid-mirror-iter",
+            "without --exact-method hybrid (--mirror-iter sets --exact-method mirror's steps)");
+  for (const char* flag : {"mirror-eps", "mirror-eps-final"}) {
+    reject_if(o.exact_method == ExactMethod::kConditionalGradient,
+              flag,
+              "with --exact-method cg (no mirror-descent step runs)");
+  }
   reject_if(o.solver != SolverKind::kAuto,
             "exact-max-work",
             "without --solver auto (it sets auto's threshold)");
@@ -596,7 +609,8 @@ SavedHandlers g_saved;
 // microseconds: `timeout` and batch schedulers signal the process and then its process group.
 std::atomic<std::int64_t> g_first_signal_ns{0};
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
-constexpr std::int64_t kDuplicateWindowNs = 200'000'000;  // 0.2 s: faster than a person's 2nd Ctrl-C
+constexpr std::int64_t kDuplicateWindowNs =
+    200'000'000;  // 0.2 s: faster than a person's 2nd Ctrl-C
 
 std::int64_t monotonic_ns() {
   timespec now{};
