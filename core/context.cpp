@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdint>
+#include <ios>
+
 #include "core/config.h"
 #include "core/error.h"
 
@@ -50,6 +53,23 @@ int cuda_device_count() {
   return count;
 #else
   return 0;
+#endif
+}
+
+int cuda_pointer_device(const void* pointer) {
+#if GW_HAS_CUDA
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  if (status != cudaSuccess) cudaGetLastError();  // not sticky; clear it for later calls
+  GW_CHECK(status == cudaSuccess && (attributes.type == cudaMemoryTypeDevice ||
+                                     attributes.type == cudaMemoryTypeManaged),
+           "pointer 0x" << std::hex << reinterpret_cast<std::uintptr_t>(pointer) << std::dec
+                        << " is not CUDA device memory (a host array passed as a device array?)");
+  return attributes.device;
+#else
+  (void)pointer;
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CUDA device pointers need a gwalign built with CUDA (-DGWALIGN_ENABLE_CUDA=ON)");
 #endif
 }
 

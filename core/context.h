@@ -22,6 +22,11 @@ int resolve_threads(int requested);
 // Number of visible CUDA devices; 0 in a build without CUDA or on a machine without a GPU.
 int cuda_device_count();
 
+// The ordinal of the CUDA device that holds `pointer` (device or managed memory allocated by any
+// library on this process's CUDA context: torch, CuPy, Numba, gwalign). Throws kInvalidArgument
+// when the pointer is host memory or unknown to CUDA, kNotCompiled in a build without CUDA.
+int cuda_pointer_device(const void* pointer);
+
 // Physical memory of this machine in bytes (sysconf), 0 when unknown.
 std::size_t physical_memory_bytes();
 

@@ -20,7 +20,10 @@ legacy default stream. Fixed-size outputs (keep masks, diffusion results) go int
 array of the input's kind (torch tensor, else DeviceBuffer); removal lists and aggregates, whose
 size the device decides, are copied into new device arrays. keep_mask and HeatDiffusion.apply
 only enqueue work (keep_mask waits for the stream only with check=True, the default, to raise on
-an invalid batch); removed_edges and aggregate_by_gene read result sizes back, so they wait. The
+an invalid batch); removed_edges and aggregate_by_gene read result sizes back, but their final
+copies into the returned arrays are still queued. Every DeviceBuffer names its stream in its array
+interface (version 3, "stream"), so consumers on other streams order themselves after it; torch
+tensors an off-stream call allocates or converts are recorded on that stream. The
 graph operators (edge types, diffusion graphs) are built on the CPU once and uploaded once per
 (device, stream). Mixing host and device inputs in one call is an error.
 
@@ -95,13 +98,25 @@ def _torch_dtype(name):
 
 
 def _device_index(x):
+    """The CUDA device of a device array: torch's own record, else asked of the CUDA runtime for
+    the array's pointer (the array interface does not carry the device; CuPy's .device and
+    Numba's differ, and a guessed 0 would hand one device's pointer to another's kernels)."""
     if _is_torch(x):
         return x.device.index if x.device.index is not None else 0
-    dev = getattr(x, "device", 0)
-    for attr in ("id", "index"):  # CuPy's Device.id, torch-like .index
-        if hasattr(dev, attr):
-            return int(getattr(dev, attr))
-    return int(dev) if isinstance(dev, int) else 0
+    return int(_cuda.pointer_device(int(x.__cuda_array_interface__["data"][0])))
+
+
+def _hold_for_stream(handle, *tensors):
+    """Torch's caching allocator hands a freed tensor's memory to new work on the stream the tensor
+    was allocated on. When the kernels run on another stream (stream=), each torch tensor the call
+    reads or writes (converted inputs, new outputs) is recorded on that stream, so its memory is
+    not reused before the queued kernels are done with it."""
+    for t in tensors:
+        if t is None or not _is_torch(t):
+            continue
+        import torch
+        if int(torch.cuda.current_stream(t.device).cuda_stream) != handle:
+            t.record_stream(torch.cuda.ExternalStream(handle, device=t.device))
 
 
 class _Dev:
@@ -228,7 +243,8 @@ class EdgeMasker:
         """Per type, (positions, ptr): the dropped global positions b * E + e, ascending (int64).
         Device ids / ptr give device arrays (waits for the stream to size them)."""
         if _all_or_none_on_device(ids, ptr):
-            m, i, p, _, _ = self._on(ids, ptr, stream)
+            m, i, p, _, handle = self._on(ids, ptr, stream)
+            _hold_for_stream(handle, i.obj, p.obj)
             lists = m.removed_edges(i.ptr, i.shape[0], p.ptr, p.shape[0] - 1)
             return [(_wrap_like(ids, a), _wrap_like(ids, b)) for a, b in lists]
         return [tuple(r) for r in self._m.removed_edges(_np(ids), _np(ptr))]
@@ -249,6 +265,7 @@ class EdgeMasker:
                 raise ValueError("keep_mask out= must be a C-contiguous uint8 / bool device array")
             if int(np.prod(o.shape)) != size:
                 raise ValueError("keep_mask out= must have B * E = %d entries" % size)
+            _hold_for_stream(handle, i.obj, p.obj, o.obj)
             m.keep_mask(type, i.ptr, i.shape[0], p.ptr, b, o.ptr, bool(check))
             return out
         return self._m.keep_mask(type, _np(ids), _np(ptr), _np(out))
@@ -301,6 +318,7 @@ class HeatDiffusion:
             o = _Dev(out, dtype, "out")
             if o.converted or o.shape != xi.shape:
                 raise ValueError("out= must be a C-contiguous device array of x's shape and dtype")
+            _hold_for_stream(handle, xi.obj, o.obj)
             self._device[key].apply(xi.ptr, xi.shape[2], o.ptr, dtype)
             return out
         return self._d.apply(_np(x), _np(out))
@@ -354,6 +372,7 @@ def aggregate_by_gene(embeddings, gene_ids, lengths, *, skip_cls=False, threads=
         if (device, handle) not in cache:
             cache[(device, handle)] = _cuda.Aggregator(handle, device)
         agg = cache[(device, handle)]
+        _hold_for_stream(handle, e.obj, g.obj, l.obj)
         ids, mean, counts = agg.run(e.ptr, dtype, g.ptr, l.ptr, e.shape[0], e.shape[1],
                                     e.shape[2], int(id_bound), bool(skip_cls), str(method))
         return tuple(_wrap_like(embeddings, a) for a in (ids, mean, counts))

@@ -296,15 +296,30 @@ class DeviceBuffer {
   }
   const std::vector<py::ssize_t>& shape() const { return shape_; }
 
-  // The CUDA Array Interface (version 2: no stream key, the buffer is ready on its stream once
-  // the call that returned it has returned to Python).
+  // The stream the buffer's writes were enqueued on, as the CUDA Array Interface encodes it: the
+  // cudaStream_t as an integer, 1 for the legacy default stream (the interface reserves 0).
+  std::uintptr_t stream_handle() const {
+    return std::visit(
+        [](const auto& a) {
+          const auto handle = reinterpret_cast<std::uintptr_t>(a.stream().get());
+          return handle == 0 ? std::uintptr_t{1} : handle;
+        },
+        storage_);
+  }
+
+  // The CUDA Array Interface, version 3 with the `stream` key: the kernels and copies that write
+  // the buffer may still be queued on that stream when the call that returned it comes back to
+  // Python (nothing here synchronizes), so a consumer on another stream must order itself after
+  // it, as the interface's stream key tells consumers that honour it (CuPy, Numba) to do. On the
+  // stream that produced it (torch's current stream, the default) no synchronization is needed.
   py::dict cuda_array_interface() const {
     py::dict d;
     d["shape"] = py::tuple(py::cast(shape_));
     d["typestr"] = typestr();
     d["data"] = py::make_tuple(pointer(), false);
     d["strides"] = py::none();
-    d["version"] = 2;
+    d["stream"] = stream_handle();
+    d["version"] = 3;
     return d;
   }
 
@@ -509,6 +524,13 @@ void bind_cellgraph_cuda(py::module_& parent) {
       "graph-cell kernels on CUDA device memory (cellgraph/cuda_*.h); every call enqueues "
       "on the caller's stream");
   m.def("device_count", &cuda_device_count);
+  m.def(
+      "pointer_device",
+      [](std::uintptr_t pointer) {
+        return cuda_pointer_device(reinterpret_cast<const void*>(pointer));
+      },
+      py::arg("pointer"),
+      "the ordinal of the CUDA device holding this device pointer (ValueError for host memory)");
 
   py::class_<DeviceBuffer>(m, "DeviceBuffer")
       .def_static(
@@ -520,6 +542,7 @@ void bind_cellgraph_cuda(py::module_& parent) {
       .def_property_readonly("dtype", &DeviceBuffer::dtype)
       .def_property_readonly("shape",
                              [](const DeviceBuffer& b) { return py::tuple(py::cast(b.shape())); })
+      .def_property_readonly("stream", &DeviceBuffer::stream_handle)
       .def_property_readonly("__cuda_array_interface__", &DeviceBuffer::cuda_array_interface);
 
   py::class_<CudaStream>(m, "Stream")

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/config.h"
@@ -184,6 +185,22 @@ TEST(Context, CudaBackendIsAnErrorWithoutCudaOrDevice) {
     FAIL() << "require_backend(kCuda) did not throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), GW_HAS_CUDA ? ErrorCode::kInvalidArgument : ErrorCode::kNotCompiled);
+  }
+}
+
+// Host memory is never taken for a device's (with or without a device, the runtime says it is not
+// device memory); without CUDA the question is a kNotCompiled error.
+TEST(Context, PointerDeviceOfHostMemoryIsAnError) {
+  const std::vector<double> host(16, 1.0);
+  try {
+    (void)cuda_pointer_device(host.data());
+    FAIL() << "cuda_pointer_device accepted host memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), GW_HAS_CUDA ? ErrorCode::kInvalidArgument : ErrorCode::kNotCompiled);
+    if (GW_HAS_CUDA) {
+      EXPECT_NE(std::string(e.what()).find("is not CUDA device memory"), std::string::npos)
+          << e.what();
+    }
   }
 }
 

@@ -167,6 +167,18 @@ def test_device_arrays_without_a_device_are_refused_with_the_reason():
             call()
 
 
+def test_the_device_of_host_memory_is_refused_not_guessed():
+    # An array-interface object's device is asked of the CUDA runtime for its pointer (not taken
+    # as 0): host memory is an error naming it, in a build without CUDA a NotImplementedError.
+    host = np.zeros(8)
+    if cellgraph._core.has_cuda:
+        with pytest.raises(ValueError, match="is not CUDA device memory"):
+            cellgraph._cuda.pointer_device(host.ctypes.data)
+    else:
+        with pytest.raises(NotImplementedError, match="built with CUDA"):
+            cellgraph._cuda.pointer_device(host.ctypes.data)
+
+
 def test_mixing_device_and_host_arrays_in_one_call_is_a_value_error():
     masker = cellgraph.EdgeMasker(10)
     masker.add_type("t", np.array([0, 1], dtype=np.int32), np.array([1, 2], dtype=np.int32))
