@@ -2,8 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <ios>
+#include <string>
 
 #include "core/config.h"
 #include "core/error.h"
@@ -36,11 +41,32 @@ int resolve_threads(int requested) {
   return requested > 0 ? requested : available_threads();
 }
 
+std::size_t cgroup_memory_limit_bytes() {
+  // cgroup v2 (the container's own root under a cgroup namespace), then v1. "max" (v2) and v1's
+  // huge "unlimited" value mean no limit below the machine's.
+  for (const char* file :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(file);
+    std::string text;
+    if (!(in >> text) || text == "max") continue;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+    if (errno == 0 && end != nullptr && *end == '\0' && value > 0) {
+      return static_cast<std::size_t>(value);
+    }
+  }
+  return 0;
+}
+
 std::size_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+  const std::size_t machine =
+      pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+  const std::size_t cgroup = cgroup_memory_limit_bytes();
+  if (machine == 0) return cgroup;
+  return cgroup != 0 ? std::min(machine, cgroup) : machine;
 }
 
 int cuda_device_count() {

@@ -27,8 +27,15 @@ int cuda_device_count();
 // when the pointer is host memory or unknown to CUDA, kNotCompiled in a build without CUDA.
 int cuda_pointer_device(const void* pointer);
 
-// Physical memory of this machine in bytes (sysconf), 0 when unknown.
+// The memory this process can have, in bytes: the machine's physical memory (sysconf), or the
+// memory limit of its cgroup when that is lower (a container started with a memory limit, a batch
+// job's allocation), so that budgets derived from it fail with a clear error rather than an
+// out-of-memory kill; 0 when neither is known. Read on every call (a few small file reads).
 std::size_t physical_memory_bytes();
+
+// The memory limit of this process's cgroup (v2 memory.max, else v1 memory.limit_in_bytes, as
+// seen at /sys/fs/cgroup), 0 when none is set or readable.
+std::size_t cgroup_memory_limit_bytes();
 
 // Throws ErrorCode::kNotCompiled when `backend` is kCuda in a build without CUDA, and
 // ErrorCode::kInvalidArgument when no device with ordinal `device` is visible.

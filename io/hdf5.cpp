@@ -180,12 +180,13 @@ std::atomic<std::size_t> g_max_read_bytes{0};  // 0: physical memory
 void check_read_size(std::int64_t n, std::size_t per_element, const std::string& what) {
   const std::size_t limit = max_read_bytes();
   if (n <= 0 || static_cast<std::size_t>(n) <= limit / per_element) return;
-  GW_THROW(
-      ErrorCode::kBadData,
-      what << " claims " << n << " elements (" << static_cast<double>(n) * per_element / 1e9
-           << " GB to read), more than the reader's limit of " << static_cast<double>(limit) / 1e9
-           << (g_max_read_bytes.load() == 0 ? " GB (physical memory)" : " GB (set_max_read_bytes)")
-           << "; the file is corrupt or too large for this machine");
+  GW_THROW(ErrorCode::kBadData,
+           what << " claims " << n << " elements (" << static_cast<double>(n) * per_element / 1e9
+                << " GB to read), more than the reader's limit of "
+                << static_cast<double>(limit) / 1e9
+                << (g_max_read_bytes.load() == 0 ? " GB (physical memory, or the cgroup's limit)"
+                                                 : " GB (set_max_read_bytes)")
+                << "; the file is corrupt or too large for this machine");
 }
 
 template <typename T>
@@ -258,8 +259,10 @@ Array<T> read_numeric(const Source& source, const std::string& what) {
   Array<T> out;
   out.shape = shape_of(space.get());
   const std::int64_t n = element_count(out.shape, what);
-  check_read_size(n, 16, what);  // the array and at most one 8-byte-per-element temporary
   const H5T_class_t cls = H5Tget_class(file_type.get());
+  // The array and at most one 8-byte-per-element temporary; enums hold their raw codes (up to 8
+  // bytes), the widened codes and the array at once.
+  check_read_size(n, cls == H5T_ENUM ? 24 : 16, what);
   auto fail_read = [&] { GW_THROW(ErrorCode::kIo, what << ": HDF5 read failed"); };
 
   if (cls == H5T_ENUM) {

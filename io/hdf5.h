@@ -129,11 +129,11 @@ struct ObjectInfo {
 
 // The largest single read a Reader allocates, in bytes: one dataset or attribute with its
 // conversion temporary (about 16 bytes per number, 40 plus the string's length per string).
-// Default 0 means the machine's physical memory (core/context.h). A dataset whose declared shape
-// needs more fails with kBadData naming its element count before anything is allocated, so a
-// corrupt file (or one too large for this machine) ends in a one-line error instead of an
-// out-of-memory kill. Process-wide; safe to call from any thread (an atomic). The fuzz harnesses
-// lower it to their memory budget.
+// Default 0 means physical_memory_bytes() (core/context.h: the machine's memory or its cgroup
+// limit). A dataset whose declared shape needs more fails with kBadData naming its element count
+// before anything is allocated, so a corrupt file (or one too large for this machine) ends in a
+// one-line error instead of an out-of-memory kill. Process-wide; safe to call from any thread (an
+// atomic). The fuzz harnesses lower it to their memory budget.
 void set_max_read_bytes(std::size_t bytes);
 // The limit in force (physical memory when unset; SIZE_MAX when that is unknown).
 std::size_t max_read_bytes();

@@ -283,7 +283,8 @@ struct Options {
   // solve() throws kBadData before allocating anything large.
   Support support = Support::kAuto;
   // Memory budget in bytes for the automatic choice and the up-front check. 0: 60% of the
-  // physical memory (the rest is left to the system and to the inputs the caller holds).
+  // physical memory, or of the cgroup's memory limit when lower (core/context.h; the rest is left
+  // to the system and to the inputs the caller holds).
   std::size_t memory_limit = 0;
   // K: candidate targets per source node on the sparse path.
   int support_size = 64;

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -201,6 +202,22 @@ TEST(Context, PointerDeviceOfHostMemoryIsAnError) {
       EXPECT_NE(std::string(e.what()).find("is not CUDA device memory"), std::string::npos)
           << e.what();
     }
+  }
+}
+
+// The memory budget's base is the machine's memory capped by the cgroup's limit: never above
+// either.
+TEST(Context, PhysicalMemoryIsTheMachinesCappedByTheCgroupLimit) {
+  const std::size_t machine = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                              static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  const std::size_t memory = physical_memory_bytes();
+  ASSERT_GT(memory, 0u);
+  EXPECT_LE(memory, machine);
+  const std::size_t cgroup = cgroup_memory_limit_bytes();
+  if (cgroup != 0) {
+    EXPECT_EQ(memory, std::min(machine, cgroup));
+  } else {
+    EXPECT_EQ(memory, machine);
   }
 }
 
