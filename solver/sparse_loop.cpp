@@ -291,8 +291,8 @@ class SparseLoop {
   }
 
   IterationTotals plan_and_blend(double epsilon) {
-    sparse_plan_momentum(s_.view(), cost_, f_, g_, epsilon, s_.values, opt_.momentum, stats_,
-                         opt_.threads);
+    sparse_plan_momentum(
+        s_.view(), cost_, f_, g_, epsilon, s_.values, opt_.momentum, stats_, opt_.threads);
     IterationTotals totals;
     for (Index i = 0; i < pb_.n; ++i) {
       totals.error += stats_[i].change_sq;
@@ -303,7 +303,8 @@ class SparseLoop {
     ++iterations_;
     // Polishing iterations (precise costs) keep their support: they finish the plan, and a
     // re-growth would put fresh zero entries into it.
-    if (opt_.support_regrow_every > 0 && !precise_ && iterations_ % opt_.support_regrow_every == 0) {
+    if (opt_.support_regrow_every > 0 && !precise_ &&
+        iterations_ % opt_.support_regrow_every == 0) {
       regrow();
       ++regrowths_;
     }
@@ -339,9 +340,10 @@ class SparseLoop {
         order.resize(size);
         std::iota(order.begin(), order.end(), begin);
         const Offset kept = std::min<Offset>(keep, size);
-        std::partial_sort(order.begin(), order.begin() + kept, order.end(), [&](Offset a, Offset b) {
-          return s_.values[a] > s_.values[b] || (s_.values[a] == s_.values[b] && a < b);
-        });
+        std::partial_sort(
+            order.begin(), order.begin() + kept, order.end(), [&](Offset a, Offset b) {
+              return s_.values[a] > s_.values[b] || (s_.values[a] == s_.values[b] && a < b);
+            });
         Index* row = &lists[static_cast<std::size_t>(i) * width];
         double* vals = &values[static_cast<std::size_t>(i) * width];
         int count = 0;
@@ -366,7 +368,8 @@ class SparseLoop {
         // row's best match is reached by many rows (which keeps the balanced problem feasible)
         // and a row can move to a neighbouring cell.
         const Index home = target_cells_.cell[row[0]];
-        const Index* near = &target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells];
+        const Index* near =
+            &target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells];
         Offset cursor[kNeighbourCells] = {};
         bool progress = true;
         while (count < width && progress) {
@@ -376,7 +379,8 @@ class SparseLoop {
             if (cell < 0) break;
             const Offset begin = target_index_.offsets[cell];
             const Offset size = target_index_.offsets[cell + 1] - begin;
-            const Offset start = (static_cast<Offset>(i) * 2654435761LL) % std::max<Offset>(size, 1);
+            const Offset start =
+                (static_cast<Offset>(i) * 2654435761LL) % std::max<Offset>(size, 1);
             while (cursor[c] < size) {
               const Index j = target_index_.members[begin + (start + cursor[c]++) % size];
               if (std::find(row, row + count, j) != row + count) continue;
@@ -649,7 +653,8 @@ Quantization quantize(const DistanceProvider& provider,
     }
     for (Index a = 0; a < cells; ++a) {
       const float* row = &out[static_cast<std::size_t>(q.picks[a]) * b];
-      for (Index t = 0; t < b; ++t) q.distances[static_cast<std::size_t>(a) * cells + start + t] = row[t];
+      for (Index t = 0; t < b; ++t)
+        q.distances[static_cast<std::size_t>(a) * cells + start + t] = row[t];
     }
   }
   // A pick is always in its own cell (ties with another pick at distance 0 go to the lower id;
@@ -843,7 +848,8 @@ SparseStart full_start(PreparedProblem& pb, const Options& options, Result& resu
   } else {
     initial.resize(static_cast<std::size_t>(n) * k);
     for (Index i = 0; i < n; ++i)
-      for (Index j = 0; j < k; ++j) initial[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
+      for (Index j = 0; j < k; ++j)
+        initial[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
   }
   std::vector<Index> lists(initial.size());
   for (Index i = 0; i < n; ++i)
@@ -851,7 +857,8 @@ SparseStart full_start(PreparedProblem& pb, const Options& options, Result& resu
   SparseStart start;
   {
     ScopedPhase phase(result.timings, "support");
-    start.support = build_support(n, k, static_cast<int>(k), lists, initial, [](Index) { return 0; });
+    start.support =
+        build_support(n, k, static_cast<int>(k), lists, initial, [](Index) { return 0; });
   }
   return start;
 }
@@ -876,8 +883,8 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   // algorithm, which the tests compare entry by entry).
   const int width = options.support_size;
   const bool full_support = width >= k;
-  SparseStart start = full_support ? full_start(pb, options, result)
-                                   : coarse_start(pb, options, result);
+  SparseStart start =
+      full_support ? full_start(pb, options, result) : coarse_start(pb, options, result);
   SupportPlan support = std::move(start.support);
   std::vector<Index> backbone = std::move(start.backbone);
   const Quantization& tgt = start.target_cells;
@@ -917,8 +924,7 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
 
   // (5) pruning, marginals, matching. The plan is pruned to its support_size heaviest entries per
   // row first, so the scaling works on the entries the caller gets back and its rows stay exact.
-  const bool balanced =
-      std::isinf(options.rho_a) && std::isinf(options.rho_b);
+  const bool balanced = std::isinf(options.rho_a) && std::isinf(options.rho_b);
   SupportPlan out;
   {
     ScopedPhase phase(result.timings, "output");
@@ -940,9 +946,10 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
         std::iota(order.begin(), order.end(), begin);
         const Offset kept = std::min<Offset>(width, size);
         // Heaviest first; ties by column (columns ascend within a row).
-        std::partial_sort(order.begin(), order.begin() + kept, order.end(), [&](Offset x, Offset y) {
-          return plan.values[x] > plan.values[y] || (plan.values[x] == plan.values[y] && x < y);
-        });
+        std::partial_sort(
+            order.begin(), order.begin() + kept, order.end(), [&](Offset x, Offset y) {
+              return plan.values[x] > plan.values[y] || (plan.values[x] == plan.values[y] && x < y);
+            });
         std::sort(order.begin(), order.begin() + kept);
         for (Offset t = 0; t < kept; ++t) {
           out.cols[out.offsets[i] + t] = plan.cols[order[t]];
