@@ -23,11 +23,11 @@
 // to check_every - 1 more iterations before it throws (gw::sparse_sinkhorn throws at once); the
 // reported index is the smallest offending one.
 //
-// Device layout (all kept across calls; grow-only): per support entry 4 B column + 4 B cost + 8 B
-// plan + 12 B transpose (8 B position + 4 B row) + 4 B column-ordered cost (+ 8 B feature cost when
-// anchor_cost is given one): 40 B per entry with the scratch, 32 B without features; per row and
-// column ~8 doubles (marginals, potentials, scaled potentials, residuals, stats); the anchor blocks
-// (n + k) M floats and their norms. Per solve iteration: one warp per row, then one warp per
+// Device memory (kept across calls; grow-only): per support entry 4 B column + 4 B cost + 8 B
+// plan + 12 B transpose (8 B position + 4 B row) + 4 B column-ordered cost copy = 32 B, plus 8 B
+// with feature costs (set_feature_cost); per row and column about 8 doubles (marginals,
+// potentials, scaled potentials, residuals, stats); the anchor blocks (n + k) M floats and their
+// norms (anchor_cost). Per solve iteration: one warp per row, then one warp per
 // column (two exponentials per entry); the residual is reduced on the device and read back (8 B
 // plus 16 B of status) at check iterations only.
 //
@@ -63,7 +63,8 @@ class CudaSparseSinkhorn {
 
   // Throws kUnsupported, naming the sizes, when a support of `nnz` entries on an n x k problem
   // with anchor blocks of up to `anchors` columns (0: no anchor_cost) and optional per-entry
-  // feature costs would not fit in the device's free memory. set_support calls it.
+  // feature costs would not fit in the device's free memory (plus what this instance holds
+  // already). Call it before set_support when the support may be large.
   void check_device_memory(Index n, Index k, Offset nnz, int anchors, bool feature) const;
 
   // Uploads a support and its transpose (transpose_support(support); the shapes are checked
@@ -87,17 +88,17 @@ class CudaSparseSinkhorn {
   // The cost on the support, nnz float32 values in CSR order.
   void upload_cost(std::span<const float> cost);
   void download_cost(std::span<float> cost) const;
+  // Per-entry feature costs (nnz float64 values, CSR order) and their weight for anchor_cost's
+  // fused blend; an empty span (or weight 0) turns the blend off. Kept on the device until the
+  // next call or set_support (a new support has other entries).
+  void set_feature_cost(std::span<const double> feature_cost, double fused_weight);
   // The GW cost on the support from host anchor distance blocks dx (rows x m) and dy (cols x m),
   // row-major float32:
   //   C_e = mean_t dx_it^2 + mean_t dy_jt^2 - (2 / m) sum_t dx_it dy_jt    for entry e = (i, j)
-  // in float32, then, when feature_cost has nnz entries (CSR order),
+  // in float32, then, with feature costs set (set_feature_cost),
   //   C_e = float((1 - fused_weight) C_e + fused_weight feature_cost_e)     in double.
-  // m >= 1. The feature costs are uploaded on each call that passes them.
-  void anchor_cost(std::span<const float> dx,
-                   std::span<const float> dy,
-                   int m,
-                   std::span<const double> feature_cost = {},
-                   double fused_weight = 0.0);
+  // m >= 1. Returns when the cost is complete (dx and dy may then be rewritten).
+  void anchor_cost(std::span<const float> dx, std::span<const float> dy, int m);
 
   // sparse_sinkhorn on the device from the device potentials (options.threads and precision are
   // ignored: the arithmetic is double). Needs a support, a cost and marginals.

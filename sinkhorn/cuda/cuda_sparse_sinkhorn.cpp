@@ -119,6 +119,7 @@ class CudaSparseSinkhorn::Impl {
     nnz_ = s.nnz();
     has_support_ = true;
     has_cost_ = false;
+    has_feature_ = false;
     if (reshaped) {
       marginals_set_ = false;
       zero_potentials();
@@ -186,11 +187,25 @@ class CudaSparseSinkhorn::Impl {
     cuda::copy_to_host(cost.data(), cost_.get(), cost.size(), stream_);
   }
 
-  void anchor_cost(std::span<const float> dx,
-                   std::span<const float> dy,
-                   int m,
-                   std::span<const double> feature,
-                   double fused_weight) {
+  void set_feature_cost(std::span<const double> feature, double fused_weight) {
+    const char* who = "CudaSparseSinkhorn::set_feature_cost";
+    require_support("set_feature_cost");
+    GW_CHECK(
+        feature.empty() || feature.size() == static_cast<std::size_t>(nnz_),
+        who << ": feature_cost has " << feature.size() << " entries for a support of " << nnz_);
+    GW_CHECK(fused_weight >= 0.0 && fused_weight <= 1.0,
+             who << ": fused_weight must be in [0, 1], got " << fused_weight);
+    has_feature_ = false;
+    if (feature.empty() || fused_weight == 0.0) return;
+    cuda::DeviceGuard guard(device_);
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // growing frees what queued kernels may read
+    feature_.ensure(feature.size());
+    cuda::copy_to_device(feature_.get(), feature.data(), feature.size(), stream_);
+    fused_weight_ = fused_weight;
+    has_feature_ = true;
+  }
+
+  void anchor_cost(std::span<const float> dx, std::span<const float> dy, int m) {
     const char* who = "CudaSparseSinkhorn::anchor_cost";
     require_support("anchor_cost");
     GW_CHECK(m >= 1, who << ": m must be >= 1, got " << m);
@@ -198,11 +213,6 @@ class CudaSparseSinkhorn::Impl {
                  dy.size() == static_cast<std::size_t>(k_) * m,
              who << ": dx and dy need " << n_ << " x " << m << " and " << k_ << " x " << m
                  << " entries, got " << dx.size() << " and " << dy.size());
-    GW_CHECK(
-        feature.empty() || feature.size() == static_cast<std::size_t>(nnz_),
-        who << ": feature_cost has " << feature.size() << " entries for a support of " << nnz_);
-    GW_CHECK(fused_weight >= 0.0 && fused_weight <= 1.0,
-             who << ": fused_weight must be in [0, 1], got " << fused_weight);
     cuda::DeviceGuard guard(device_);
     GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // growing frees what queued kernels may read
     dx_.ensure(dx.size());
@@ -211,12 +221,6 @@ class CudaSparseSinkhorn::Impl {
     yn_.ensure(static_cast<std::size_t>(k_));
     copy_async(dx_.get(), dx.data(), dx.size());
     copy_async(dy_.get(), dy.data(), dy.size());
-    const double* device_feature = nullptr;
-    if (!feature.empty()) {
-      feature_.ensure(feature.size());
-      copy_async(feature_.get(), feature.data(), feature.size());
-      device_feature = feature_.get();
-    }
     GW_CUDA_CHECK(cuda::launch_support_row_norms(dx_.get(), n_, m, xn_.get(), stream_));
     GW_CUDA_CHECK(cuda::launch_support_row_norms(dy_.get(), k_, m, yn_.get(), stream_));
     GW_CUDA_CHECK(cuda::launch_support_cost(offsets_.get(),
@@ -227,8 +231,8 @@ class CudaSparseSinkhorn::Impl {
                                             xn_.get(),
                                             yn_.get(),
                                             m,
-                                            device_feature,
-                                            fused_weight,
+                                            has_feature_ ? feature_.get() : nullptr,
+                                            fused_weight_,
                                             cost_.get(),
                                             stream_));
     // The host blocks may be rewritten as soon as this returns.
@@ -451,6 +455,8 @@ class CudaSparseSinkhorn::Impl {
   bool has_support_ = false;
   bool has_cost_ = false;
   bool marginals_set_ = false;
+  bool has_feature_ = false;
+  double fused_weight_ = 0.0;
   double mass_a_ = 0.0;
   double mass_b_ = 0.0;
   cuda::DeviceBuffer<Offset> offsets_, col_offsets_, col_entries_;
@@ -542,12 +548,12 @@ void CudaSparseSinkhorn::download_potentials(std::span<double> f, std::span<doub
 }
 void CudaSparseSinkhorn::upload_cost(std::span<const float> cost) { impl().upload_cost(cost); }
 void CudaSparseSinkhorn::download_cost(std::span<float> cost) const { impl().download_cost(cost); }
-void CudaSparseSinkhorn::anchor_cost(std::span<const float> dx,
-                                     std::span<const float> dy,
-                                     int m,
-                                     std::span<const double> feature_cost,
-                                     double fused_weight) {
-  impl().anchor_cost(dx, dy, m, feature_cost, fused_weight);
+void CudaSparseSinkhorn::set_feature_cost(std::span<const double> feature_cost,
+                                          double fused_weight) {
+  impl().set_feature_cost(feature_cost, fused_weight);
+}
+void CudaSparseSinkhorn::anchor_cost(std::span<const float> dx, std::span<const float> dy, int m) {
+  impl().anchor_cost(dx, dy, m);
 }
 SinkhornResult CudaSparseSinkhorn::solve(double epsilon, const SinkhornOptions& options) {
   return impl().solve(epsilon, options);
