@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include <omp.h>
@@ -52,17 +53,6 @@ constexpr int kFinePolishSinkhorn = 20;
 constexpr std::size_t kQuantizeBlockBytes = std::size_t{64} << 20;
 // Anchors per block of the loss estimate (n x block floats at a time).
 constexpr int kLossBlock = 64;
-
-// CSR plan on the support, with its transpose for the column pass of Sinkhorn.
-struct SupportPlan {
-  Index n = 0, k = 0;
-  std::vector<Offset> offsets;
-  std::vector<Index> cols;
-  std::vector<double> values;
-  SupportTranspose transpose;
-  SparseSupportView view() const { return {n, k, offsets, cols}; }
-  Offset nnz() const { return static_cast<Offset>(cols.size()); }
-};
 
 // Row i's candidate list -> CSR, then every column no row reaches is attached to `cover_row(j)`
 // (so the balanced Sinkhorn problem is feasible). `lists` is n x width, unused slots -1; values
@@ -199,7 +189,83 @@ AnchorPairs sample_support(const SupportPlan& s,
   return pairs;
 }
 
-// The loop backend on the support (the interface run_gw_iterations drives).
+// The support kernels on the CPU: OpenMP loops over the rows, sparse_sinkhorn and
+// sparse_plan_momentum on the host support; the plan lives in support.values.
+class CpuSupportKernels final : public SupportKernels {
+ public:
+  CpuSupportKernels(const PreparedProblem& pb, const Options& options)
+      : pb_(pb), opt_(options), xn_(pb.n), yn_(pb.k), f_(pb.n, 0.0), g_(pb.k, 0.0) {}
+
+  void set_support(SupportPlan& support) override {
+    s_ = &support;
+    cost_.assign(support.nnz(), 0.0f);
+  }
+
+  // Lambda_e = mean_t dx_it^2 + mean_t dy_jt^2 - (2 / M) sum_t dx_it dy_jt on each entry e = (i, j)
+  // (the dense loop's cost, evaluated only where the support is), blended with the feature cost
+  // when fused_weight > 0.
+  void build_cost(std::span<const float> dx, std::span<const float> dy, int m) override {
+    const Index n = pb_.n, k = pb_.k;
+    const SupportPlan& s = *s_;
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      const float* x = &dx[static_cast<std::size_t>(i) * m];
+      float sum = 0.0f;
+      for (int t = 0; t < m; ++t) sum += x[t] * x[t];
+      xn_[i] = sum / static_cast<float>(m);
+    }
+#pragma omp parallel for schedule(static)
+    for (Index j = 0; j < k; ++j) {
+      const float* y = &dy[static_cast<std::size_t>(j) * m];
+      float sum = 0.0f;
+      for (int t = 0; t < m; ++t) sum += y[t] * y[t];
+      yn_[j] = sum / static_cast<float>(m);
+    }
+    const float scale = -2.0f / static_cast<float>(m);
+    const double alpha_f = opt_.fused_weight;
+    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (Index i = 0; i < n; ++i) {
+      const float* x = &dx[static_cast<std::size_t>(i) * m];
+      for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
+        const Index j = s.cols[e];
+        const float* y = &dy[static_cast<std::size_t>(j) * m];
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int t = 0; t < m; ++t) dot += x[t] * y[t];
+        float value = xn_[i] + yn_[j] + scale * dot;
+        if (feature != nullptr) {
+          value = static_cast<float>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
+        }
+        cost_[e] = value;
+      }
+    }
+  }
+
+  SinkhornResult sinkhorn(double epsilon, const SinkhornOptions& options) override {
+    return sparse_sinkhorn(
+        s_->view(), s_->transpose, cost_, pb_.p, pb_.q, epsilon, f_, g_, options);
+  }
+
+  void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats) override {
+    sparse_plan_momentum(
+        s_->view(), cost_, f_, g_, epsilon, s_->values, alpha, stats, opt_.threads);
+  }
+
+  void sync_plan(SupportPlan&) override {}
+
+  void release() override { std::vector<float>().swap(cost_); }
+
+ private:
+  const PreparedProblem& pb_;
+  const Options& opt_;
+  SupportPlan* s_ = nullptr;
+  std::vector<float> xn_, yn_, cost_;
+  std::vector<double> f_, g_;
+};
+
+// The loop backend on the support (the interface run_gw_iterations drives): sampling and
+// re-growth here, the per-entry arithmetic in the SupportKernels of options.backend.
 class SparseLoop {
  public:
   SparseLoop(const PreparedProblem& pb,
@@ -215,17 +281,15 @@ class SparseLoop {
         target_cells_(target_cells),
         target_index_(target_index),
         m_max_(options.max_anchors(pb.n, pb.k)) {
+    kernels_ = options.backend == Backend::kCuda ? make_cuda_support_kernels(pb, options)
+                                                 : std::make_unique<CpuSupportKernels>(pb, options);
     dx_.resize(static_cast<std::size_t>(pb.n) * m_max_);
     dy_.resize(static_cast<std::size_t>(pb.k) * m_max_);
-    xn_.resize(pb.n);
-    yn_.resize(pb.k);
-    f_.assign(pb.n, 0.0);
-    g_.assign(pb.k, 0.0);
     stats_.resize(pb.n);
     row_mass_.assign(pb.n, 0.0);
     for (Index i = 0; i < pb.n; ++i)
       for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) row_mass_[i] += s_.values[e];
-    cost_.assign(s_.nnz(), 0.0f);
+    kernels_->set_support(s_);
     sinkhorn_options_.rho_a = options.rho_a;
     sinkhorn_options_.rho_b = options.rho_b;
     sinkhorn_options_.check_every = options.sinkhorn_check_every;
@@ -233,6 +297,7 @@ class SparseLoop {
   }
 
   AnchorPairs sample(std::span<const double> uniforms) {
+    kernels_->sync_plan(s_);
     return sample_support(s_, row_mass_, uniforms);
   }
   std::span<float> source_block(int m) {
@@ -242,57 +307,20 @@ class SparseLoop {
     return std::span<float>(dy_).first(static_cast<std::size_t>(pb_.k) * m);
   }
 
-  // Lambda_e = mean_t dx_it^2 + mean_t dy_jt^2 - (2 / M) sum_t dx_it dy_jt on each entry e = (i, j)
-  // (the dense loop's cost, evaluated only where the support is), blended with the feature cost
-  // when fused_weight > 0.
   void build_cost(int m, bool precise) {
     precise_ = precise;
-    const Index n = pb_.n, k = pb_.k;
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      const float* x = &dx_[static_cast<std::size_t>(i) * m];
-      float sum = 0.0f;
-      for (int t = 0; t < m; ++t) sum += x[t] * x[t];
-      xn_[i] = sum / static_cast<float>(m);
-    }
-#pragma omp parallel for schedule(static)
-    for (Index j = 0; j < k; ++j) {
-      const float* y = &dy_[static_cast<std::size_t>(j) * m];
-      float sum = 0.0f;
-      for (int t = 0; t < m; ++t) sum += y[t] * y[t];
-      yn_[j] = sum / static_cast<float>(m);
-    }
-    const float scale = -2.0f / static_cast<float>(m);
-    const double alpha_f = opt_.fused_weight;
-    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
-#pragma omp parallel for schedule(dynamic, 256)
-    for (Index i = 0; i < n; ++i) {
-      const float* x = &dx_[static_cast<std::size_t>(i) * m];
-      for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) {
-        const Index j = s_.cols[e];
-        const float* y = &dy_[static_cast<std::size_t>(j) * m];
-        float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int t = 0; t < m; ++t) dot += x[t] * y[t];
-        float value = xn_[i] + yn_[j] + scale * dot;
-        if (feature != nullptr) {
-          value = static_cast<float>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
-        }
-        cost_[e] = value;
-      }
-    }
+    kernels_->build_cost(source_block(m), target_block(m), m);
   }
 
   SinkhornResult sinkhorn(double epsilon, int max_iterations, double tolerance) {
     SinkhornOptions inner = sinkhorn_options_;
     inner.max_iterations = max_iterations;
     inner.tolerance = tolerance;
-    return sparse_sinkhorn(s_.view(), s_.transpose, cost_, pb_.p, pb_.q, epsilon, f_, g_, inner);
+    return kernels_->sinkhorn(epsilon, inner);
   }
 
   IterationTotals plan_and_blend(double epsilon) {
-    sparse_plan_momentum(
-        s_.view(), cost_, f_, g_, epsilon, s_.values, opt_.momentum, stats_, opt_.threads);
+    kernels_->plan_momentum(epsilon, opt_.momentum, stats_);
     IterationTotals totals;
     for (Index i = 0; i < pb_.n; ++i) {
       totals.error += stats_[i].change_sq;
@@ -311,12 +339,17 @@ class SparseLoop {
     return totals;
   }
 
-  SupportPlan& support() { return s_; }
+  // The support with its current plan values.
+  SupportPlan& support() {
+    kernels_->sync_plan(s_);
+    return s_;
+  }
   int regrowths() const { return regrowths_; }
   void release_buffers() {
+    kernels_->sync_plan(s_);
+    kernels_->release();
     std::vector<float>().swap(dx_);
     std::vector<float>().swap(dy_);
-    std::vector<float>().swap(cost_);
     s_.transpose = SupportTranspose{};
   }
 
@@ -325,6 +358,7 @@ class SparseLoop {
   // match's cell and that cell's nearest cells; kept entries keep their values, new ones start at
   // 0 and get mass from the next blend.
   void regrow() {
+    kernels_->sync_plan(s_);
     const Index n = pb_.n, k = pb_.k;
     const int width = opt_.support_size;
     const int keep = width / 2;
@@ -414,7 +448,7 @@ class SparseLoop {
     };
     s_ = SupportPlan{};  // free the old support before the transpose of the new one is built
     s_ = build_support(n, k, width, lists, values, cover);
-    cost_.assign(s_.nnz(), 0.0f);
+    kernels_->set_support(s_);
     for (Index i = 0; i < n; ++i) {
       row_mass_[i] = 0.0;
       for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) row_mass_[i] += s_.values[e];
@@ -428,9 +462,10 @@ class SparseLoop {
   const Quantization& target_cells_;
   const CellIndex& target_index_;
   const int m_max_;
+  std::unique_ptr<SupportKernels> kernels_;
   SinkhornOptions sinkhorn_options_;
-  std::vector<float> dx_, dy_, xn_, yn_, cost_;
-  std::vector<double> f_, g_, row_mass_;
+  std::vector<float> dx_, dy_;
+  std::vector<double> row_mass_;
   std::vector<PlanBlendStats> stats_;
   bool precise_ = false;
   int iterations_ = 0;
@@ -874,7 +909,7 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
            "Problem::initial_plan unset or use support = dense");
   const Index n = pb.n, k = pb.k;
   result.support = Support::kSparse;
-  result.backend = Backend::kCpu;
+  result.backend = options.backend;
   result.threads = available_threads();
   set_flush_denormals_all_threads(result.threads);
 
