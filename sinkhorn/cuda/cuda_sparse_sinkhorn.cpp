@@ -495,10 +495,8 @@ class CudaSparseSinkhorn::Impl {
   void download_potentials(std::span<double>, std::span<double>) const { not_compiled(); }
   void upload_cost(std::span<const float>) { not_compiled(); }
   void download_cost(std::span<float>) const { not_compiled(); }
-  void anchor_cost(
-      std::span<const float>, std::span<const float>, int, std::span<const double>, double) {
-    not_compiled();
-  }
+  void set_feature_cost(std::span<const double>, double) { not_compiled(); }
+  void anchor_cost(std::span<const float>, std::span<const float>, int) { not_compiled(); }
   SinkhornResult solve(double, const SinkhornOptions&) { not_compiled(); }
   void upload_plan(std::span<const double>) { not_compiled(); }
   void download_plan(std::span<double>) const { not_compiled(); }
