@@ -182,11 +182,46 @@ TEST(CudaSparseSinkhorn, MatchesCpuOnRandomSupportsWithSingleEntryAndZeroMassRow
 
 TEST(CudaSparseSinkhorn, MatchesCpuOnA20kRowSupport) {
   GW_REQUIRE_GPU();
-  // More warps than one block row of the grid covers: 20,000 rows and 17,000 columns, one warp
-  // each, through the grid-stride loops.
+  // 20,000 rows and 17,000 columns, one warp each: grids of 2,500 and 2,125 blocks.
   const Support s = random_support(20000, 17000, 24, 11, 13, 21);
   expect_cuda_matches_cpu(s, kCases[0], 10);
   expect_cuda_matches_cpu(s, kCases[2], 10);
+}
+
+TEST(CudaSparseSinkhorn, MatchesCpuWhenRowsOutnumberTheWarpsOfTheLargestGrid) {
+  GW_REQUIRE_GPU();
+  // The launchers cap a grid at 16,384 blocks of 8 warps (131,072 rows or columns at once); beyond
+  // that each warp takes several rows through the grid-stride loop.
+  const Support s = random_support(140000, 135000, 3, 0, 0, 22);
+  expect_cuda_matches_cpu(s, kCases[0], 10);
+}
+
+TEST(CudaSparseSinkhorn, ASameShapeSupportKeepsThePotentialsForAWarmStart) {
+  GW_REQUIRE_GPU();
+  const Support s = random_support(400, 300, 10, 0, 0, 23);
+  CudaSparseSinkhorn cuda(0);
+  cuda.set_support(s.view(), s.transpose);
+  cuda.set_marginals(s.a, s.b);
+  cuda.upload_cost(s.cost);
+  SinkhornOptions options;
+  options.max_iterations = 50;
+  cuda.solve(0.05, options);
+  std::vector<double> f(s.n), g(s.k), f2(s.n), g2(s.k);
+  cuda.download_potentials(f, g);
+  // The sparse GW loop re-grows its support between solves: same rows and columns, other entries.
+  const Support other = random_support(400, 300, 10, 0, 0, 24);
+  cuda.set_support(other.view(), other.transpose);
+  cuda.download_potentials(f2, g2);
+  EXPECT_EQ(f2, f);
+  EXPECT_EQ(g2, g);
+  // A new shape starts from zeros and needs new marginals.
+  const Support smaller = random_support(200, 300, 10, 0, 0, 25);
+  cuda.set_support(smaller.view(), smaller.transpose);
+  std::vector<double> f3(smaller.n), g3(smaller.k);
+  cuda.download_potentials(f3, g3);
+  EXPECT_EQ(f3, std::vector<double>(smaller.n, 0.0));
+  cuda.upload_cost(smaller.cost);
+  EXPECT_THROW(cuda.solve(0.05, options), Error);
 }
 
 TEST(CudaSparseSinkhorn, MomentumStepAndRowStatsMatchCpu) {
