@@ -107,6 +107,10 @@ class CudaSparseSinkhorn {
   // The plan on the support, nnz float64 values in CSR order.
   void upload_plan(std::span<const double> plan);
   void download_plan(std::span<double> plan) const;
+  // The plan values of rows[0], rows[1], ... (each in [0, rows()), repeats allowed) concatenated
+  // in that order, each row's entries in CSR order: out needs the sum of those rows' lengths. A
+  // gather on the device and one copy of just those values (for sampling from a few rows).
+  void download_plan_rows(std::span<const Index> rows, std::span<double> out);
   // sparse_plan_momentum on the device plan from the device potentials and cost; stats (rows
   // entries) receive each row's change_sq, cost and mass. alpha in (0, 1].
   void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats);

@@ -114,6 +114,7 @@ class CudaSparseSinkhorn::Impl {
     copy_async(col_offsets_.get(), t.col_offsets.data(), k + 1);
     copy_async(col_entries_.get(), t.entries.data(), nnz);
     copy_async(col_rows_.get(), t.rows.data(), nnz);
+    host_offsets_.assign(s.row_offsets.begin(), s.row_offsets.end());
     n_ = s.rows;
     k_ = s.cols;
     nnz_ = s.nnz();
@@ -334,6 +335,36 @@ class CudaSparseSinkhorn::Impl {
     cuda::copy_to_host(plan.data(), plan_.get(), plan.size(), stream_);
   }
 
+  void download_plan_rows(std::span<const Index> rows, std::span<double> out) {
+    const char* who = "CudaSparseSinkhorn::download_plan_rows";
+    require_support("download_plan_rows");
+    std::vector<Offset> out_offsets(rows.size() + 1, 0);
+    for (std::size_t t = 0; t < rows.size(); ++t) {
+      const Index i = rows[t];
+      GW_CHECK(i >= 0 && i < n_, who << ": row " << i << " outside [0, " << n_ << ")");
+      out_offsets[t + 1] = out_offsets[t] + (host_offsets_[i + 1] - host_offsets_[i]);
+    }
+    GW_CHECK(
+        out.size() == static_cast<std::size_t>(out_offsets.back()),
+        who << ": out has " << out.size() << " entries for " << out_offsets.back() << " values");
+    if (out.empty()) return;
+    cuda::DeviceGuard guard(device_);
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // growing frees what queued kernels may read
+    gather_rows_.ensure(rows.size());
+    gather_offsets_.ensure(out_offsets.size());
+    gather_values_.ensure(out.size());
+    copy_async(gather_rows_.get(), rows.data(), rows.size());
+    copy_async(gather_offsets_.get(), out_offsets.data(), out_offsets.size());
+    GW_CUDA_CHECK(cuda::launch_gather_rows(offsets_.get(),
+                                           plan_.get(),
+                                           gather_rows_.get(),
+                                           gather_offsets_.get(),
+                                           static_cast<Index>(rows.size()),
+                                           gather_values_.get(),
+                                           stream_));
+    cuda::copy_to_host(out.data(), gather_values_.get(), out.size(), stream_);
+  }
+
   void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats) {
     const char* who = "CudaSparseSinkhorn::plan_momentum";
     require_cost("plan_momentum");
@@ -459,7 +490,10 @@ class CudaSparseSinkhorn::Impl {
   double fused_weight_ = 0.0;
   double mass_a_ = 0.0;
   double mass_b_ = 0.0;
-  cuda::DeviceBuffer<Offset> offsets_, col_offsets_, col_entries_;
+  std::vector<Offset> host_offsets_;  // the support's row offsets (download_plan_rows)
+  cuda::DeviceBuffer<Offset> offsets_, col_offsets_, col_entries_, gather_offsets_;
+  cuda::DeviceBuffer<Index> gather_rows_;
+  cuda::DeviceBuffer<double> gather_values_;
   cuda::DeviceBuffer<Index> cols_, col_rows_;
   cuda::DeviceBuffer<float> cost_, cost_by_column_, dx_, dy_, xn_, yn_;
   cuda::DeviceBuffer<double> plan_, feature_, a_, b_, f_, g_, u_, u_new_, v_, residual_, stats_;
@@ -500,6 +534,7 @@ class CudaSparseSinkhorn::Impl {
   SinkhornResult solve(double, const SinkhornOptions&) { not_compiled(); }
   void upload_plan(std::span<const double>) { not_compiled(); }
   void download_plan(std::span<double>) const { not_compiled(); }
+  void download_plan_rows(std::span<const Index>, std::span<double>) { not_compiled(); }
   void plan_momentum(double, double, std::span<PlanBlendStats>) { not_compiled(); }
   int device() const { not_compiled(); }
   const CudaStream& stream() const { not_compiled(); }
@@ -558,6 +593,9 @@ SinkhornResult CudaSparseSinkhorn::solve(double epsilon, const SinkhornOptions& 
 }
 void CudaSparseSinkhorn::upload_plan(std::span<const double> plan) { impl().upload_plan(plan); }
 void CudaSparseSinkhorn::download_plan(std::span<double> plan) const { impl().download_plan(plan); }
+void CudaSparseSinkhorn::download_plan_rows(std::span<const Index> rows, std::span<double> out) {
+  impl().download_plan_rows(rows, out);
+}
 void CudaSparseSinkhorn::plan_momentum(double epsilon,
                                        double alpha,
                                        std::span<PlanBlendStats> stats) {

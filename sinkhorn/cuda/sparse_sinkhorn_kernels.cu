@@ -134,6 +134,22 @@ __global__ void gather_kernel(const float* __restrict__ in,
   }
 }
 
+__global__ void __launch_bounds__(kBlockThreads)
+    gather_rows_kernel(const Offset* __restrict__ offsets,
+                       const double* __restrict__ plan,
+                       const Index* __restrict__ rows,
+                       const Offset* __restrict__ out_offsets,
+                       Index count,
+                       double* __restrict__ out) {
+  const int lane = threadIdx.x % kWarp;
+  for (Index t = first_warp(); t < count; t += warp_stride()) {
+    const Index i = rows[t];
+    const Offset begin = offsets[i], len = offsets[i + 1] - begin;
+    double* __restrict__ to = out + out_offsets[t];
+    for (Offset p = lane; p < len; p += kWarp) to[p] = plan[begin + p];
+  }
+}
+
 __global__ void __launch_bounds__(kBlockThreads) row_pass_kernel(const Offset* __restrict__ offsets,
                                                                  const Index* __restrict__ cols,
                                                                  const float* __restrict__ cost,
@@ -335,6 +351,19 @@ cudaError_t launch_gather_entries(
   if (nnz == 0) return cudaSuccess;
   gather_kernel<<<blocks_for(nnz, kBlockThreads), kBlockThreads, 0, stream>>>(
       in, entries, nnz, out);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gather_rows(const Offset* offsets,
+                               const double* plan,
+                               const Index* rows,
+                               const Offset* out_offsets,
+                               Index count,
+                               double* out,
+                               cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
+  gather_rows_kernel<<<blocks_for(count, kWarpsPerBlock), kBlockThreads, 0, stream>>>(
+      offsets, plan, rows, out_offsets, count, out);
   return cudaGetLastError();
 }
 

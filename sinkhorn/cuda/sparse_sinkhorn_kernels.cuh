@@ -45,6 +45,16 @@ cudaError_t launch_support_from_scaled(
 cudaError_t launch_gather_entries(
     const float* in, const Offset* entries, Offset nnz, float* out, cudaStream_t stream);
 
+// out[out_offsets[t] + p] = plan[offsets[rows[t]] + p] for each of the row's entries p, t < count
+// (one warp per t): the plan values of a list of rows, concatenated.
+cudaError_t launch_gather_rows(const Offset* offsets,
+                               const double* plan,
+                               const Index* rows,
+                               const Offset* out_offsets,
+                               Index count,
+                               double* out,
+                               cudaStream_t stream);
+
 // Row pass, one warp per row: row_lse = LSE over the row's entries e with v[cols[e]] > -inf of
 // v[cols[e]] - cost[e] / eps (online maximum, double); rows with a[i] == 0 and u[i] == -inf are
 // skipped (lse -inf). Writes
