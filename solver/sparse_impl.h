@@ -26,9 +26,10 @@
 // O(nnz M) -- goes through a SupportKernels object: CpuSupportKernels (sparse_loop.cpp: OpenMP,
 // sparse_sinkhorn) or the CUDA one (cuda/sparse_loop_cuda.cpp: gw::CudaSparseSinkhorn), so the
 // loop logic exists once. On CUDA the support, its transpose, the costs, the plan and the
-// potentials live on the device; the host downloads the per-row stats (24 n bytes) every
-// iteration and the plan values (8 nnz bytes) when it samples or re-grows, and uploads the anchor
-// blocks every iteration and the support after each re-growth. The coarse level (2) is a dense
+// potentials live on the device; the host downloads the per-row stats (24 n bytes) and the
+// sampled rows' plan values (8 bytes per entry of M rows) every iteration and all plan values
+// (8 nnz bytes) when it re-grows, and uploads the anchor blocks every iteration and the support
+// after each re-growth. The coarse level (2) is a dense
 // solve with the same options, so it runs on the same backend.
 #pragma once
 
@@ -67,8 +68,9 @@ struct SupportPlan {
 // The sparse loop's arithmetic on its support, one implementation per backend. The loop
 // (SparseLoop in sparse_loop.cpp) owns the support and its plan values on the host, and calls:
 // set_support at the start and after each re-growth (the potentials carry over: they are per
-// node), build_cost / sinkhorn / plan_momentum once per iteration, and sync_plan before it reads
-// support.values. Not thread-safe; one loop, one object.
+// node), build_cost / sinkhorn / plan_momentum once per iteration, plan_rows for the rows it
+// samples, and sync_plan before it reads all of support.values (re-growth, the end). Not
+// thread-safe; one loop, one object.
 class SupportKernels {
  public:
   virtual ~SupportKernels() = default;
@@ -81,6 +83,11 @@ class SupportKernels {
   virtual SinkhornResult sinkhorn(double epsilon, const SinkhornOptions& options) = 0;
   // The momentum step on the plan values (sparse_plan_momentum's contract); stats on the host.
   virtual void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats) = 0;
+  // The current plan values of rows[0], rows[1], ... (repeats allowed) concatenated, each row's
+  // entries in CSR order, into `values` (resized), for the anchor sampling.
+  virtual void plan_rows(const SupportPlan& support,
+                         std::span<const Index> rows,
+                         std::vector<double>& values) = 0;
   // Makes support.values the current plan (a no-op where the plan lives in them already).
   virtual void sync_plan(SupportPlan& support) = 0;
   // Frees the per-iteration buffers (after the loop).

@@ -153,10 +153,12 @@ CellIndex index_cells(const Quantization& q, Index n, Rng& rng) {
 
 // Anchor pairs from a CSR plan with the dense sampler's conventions (sampling.h): rows by the
 // cumulative row masses, then the column by a scan of the row's cumulative entries, from the same
-// uniforms (rows first).
-AnchorPairs sample_support(const SupportPlan& s,
-                           std::span<const double> row_mass,
-                           std::span<const double> uniforms) {
+// uniforms (rows first). In two steps, so that a plan kept elsewhere (on a device) needs to
+// provide only the sampled rows' values: sample_rows fills pairs.rows, sample_columns takes the
+// values of those rows, concatenated in anchor order (row_values_of), and fills pairs.cols.
+AnchorPairs sample_rows(const SupportPlan& s,
+                        std::span<const double> row_mass,
+                        std::span<const double> uniforms) {
   const int m = static_cast<int>(uniforms.size() / 2);
   std::vector<double> cumulative(s.n);
   double total = 0.0;
@@ -171,21 +173,53 @@ AnchorPairs sample_support(const SupportPlan& s,
                                  cumulative.begin());
     i = std::min(i, s.n - 1);
     while (i > 0 && row_mass[i] <= 0.0) --i;  // never land on an empty row
+    pairs.rows[t] = i;
+  }
+  return pairs;
+}
+
+// The plan values of rows[0], rows[1], ... concatenated (each row's entries in CSR order).
+std::vector<double> row_values_of(const SupportPlan& s, std::span<const Index> rows) {
+  std::vector<double> values;
+  for (Index i : rows) {
+    values.insert(
+        values.end(), s.values.begin() + s.offsets[i], s.values.begin() + s.offsets[i + 1]);
+  }
+  return values;
+}
+
+void sample_columns(const SupportPlan& s,
+                    std::span<const double> uniforms,
+                    std::span<const double> values,
+                    AnchorPairs& pairs) {
+  const int m = static_cast<int>(uniforms.size() / 2);
+  std::size_t at = 0;  // anchor t's row starts at values[at]
+  for (int t = 0; t < m; ++t) {
+    const Index i = pairs.rows[t];
+    const Offset begin = s.offsets[i], len = s.offsets[i + 1] - begin;
+    const double* row = values.data() + at;
+    at += static_cast<std::size_t>(len);
     double sum = 0.0;
-    for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) sum += s.values[e];
+    for (Offset e = 0; e < len; ++e) sum += row[e];
     const double u = uniforms[m + t] * sum;
     double acc = 0.0;
-    Index j = s.offsets[i + 1] > s.offsets[i] ? s.cols[s.offsets[i + 1] - 1] : 0;
-    for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
-      acc += s.values[e];
+    Index j = len > 0 ? s.cols[begin + len - 1] : 0;
+    for (Offset e = 0; e < len; ++e) {
+      acc += row[e];
       if (u < acc) {
-        j = s.cols[e];
+        j = s.cols[begin + e];
         break;
       }
     }
-    pairs.rows[t] = i;
     pairs.cols[t] = j;
   }
+}
+
+AnchorPairs sample_support(const SupportPlan& s,
+                           std::span<const double> row_mass,
+                           std::span<const double> uniforms) {
+  AnchorPairs pairs = sample_rows(s, row_mass, uniforms);
+  sample_columns(s, uniforms, row_values_of(s, pairs.rows), pairs);
   return pairs;
 }
 
@@ -252,6 +286,12 @@ class CpuSupportKernels final : public SupportKernels {
         s_->view(), cost_, f_, g_, epsilon, s_->values, alpha, stats, opt_.threads);
   }
 
+  void plan_rows(const SupportPlan& support,
+                 std::span<const Index> rows,
+                 std::vector<double>& values) override {
+    values = row_values_of(support, rows);
+  }
+
   void sync_plan(SupportPlan&) override {}
 
   void release() override { std::vector<float>().swap(cost_); }
@@ -296,9 +336,13 @@ class SparseLoop {
     sinkhorn_options_.threads = options.threads;
   }
 
+  // Rows on the host from the row masses of the last step; the columns from the sampled rows'
+  // plan values, which the kernels provide (a device copies only those rows back).
   AnchorPairs sample(std::span<const double> uniforms) {
-    kernels_->sync_plan(s_);
-    return sample_support(s_, row_mass_, uniforms);
+    AnchorPairs pairs = sample_rows(s_, row_mass_, uniforms);
+    kernels_->plan_rows(s_, pairs.rows, sampled_values_);
+    sample_columns(s_, uniforms, sampled_values_, pairs);
+    return pairs;
   }
   std::span<float> source_block(int m) {
     return std::span<float>(dx_).first(static_cast<std::size_t>(pb_.n) * m);
@@ -465,7 +509,7 @@ class SparseLoop {
   std::unique_ptr<SupportKernels> kernels_;
   SinkhornOptions sinkhorn_options_;
   std::vector<float> dx_, dy_;
-  std::vector<double> row_mass_;
+  std::vector<double> row_mass_, sampled_values_;
   std::vector<PlanBlendStats> stats_;
   bool precise_ = false;
   int iterations_ = 0;

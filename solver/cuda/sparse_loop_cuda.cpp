@@ -4,8 +4,9 @@
 // the host and calls these, so the loop logic is the CPU path's.
 //
 // Transfers per iteration: the anchor blocks up ((n + k) M floats), the per-row stats down (24 n
-// bytes), and the plan values down (8 nnz bytes) when the loop samples or re-grows; after a
-// re-growth the new support (CSR, transpose, starting values; 32 nnz bytes) goes up. With a
+// bytes), the sampled rows' plan values down (M rows, gathered on the device); all plan values
+// (8 nnz bytes) come down only for a re-growth and at the end, after which the new support (CSR,
+// transpose, starting values; 32 nnz bytes) goes up. With a
 // fused feature cost, the feature values of the support's entries are gathered on the host from
 // the dense n x k matrix at each set_support and uploaded once (8 nnz bytes), not per iteration.
 //
@@ -61,6 +62,21 @@ class CudaSupportKernels final : public SupportKernels {
   void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats) override {
     sparse_->plan_momentum(epsilon, alpha, stats);
     plan_on_device_only_ = true;
+  }
+
+  void plan_rows(const SupportPlan& s,
+                 std::span<const Index> rows,
+                 std::vector<double>& values) override {
+    std::size_t count = 0;
+    for (Index i : rows) count += static_cast<std::size_t>(s.offsets[i + 1] - s.offsets[i]);
+    values.resize(count);
+    if (plan_on_device_only_) {
+      sparse_->download_plan_rows(rows, values);
+      return;
+    }
+    std::size_t at = 0;
+    for (Index i : rows)
+      for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) values[at++] = s.values[e];
   }
 
   void sync_plan(SupportPlan& s) override {

@@ -266,6 +266,15 @@ TEST(CudaSparseSinkhorn, MomentumStepAndRowStatsMatchCpu) {
         ASSERT_NEAR(d.cost, c.cost, kMomentumRelativeTolerance * c.mass) << "row " << i;
         ASSERT_NEAR(d.change_sq, c.change_sq, 1e-9 * c.change_sq + 1e-30) << "row " << i;
       }
+      // The sampled rows' values (repeats, the last row, a zero-mass row) gathered on the device.
+      const std::vector<Index> rows = {5, 0, s.n - 1, 5, 3, 1};
+      std::vector<double> expected_rows;
+      for (Index i : rows)
+        for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e)
+          expected_rows.push_back(plan_gpu[e]);
+      std::vector<double> gathered(expected_rows.size());
+      cuda.download_plan_rows(rows, gathered);
+      EXPECT_EQ(gathered, expected_rows);
       // A zero-mass row (row 3) is emptied by a full step on both sides.
       if (alpha == 1.0) {
         EXPECT_EQ(stats_gpu[3].mass, 0.0);
