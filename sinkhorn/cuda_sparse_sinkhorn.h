@@ -11,6 +11,7 @@
 //     sparse.anchor_cost(dx, dy, m);              // or upload_cost(cost)
 //     SinkhornResult r = sparse.solve(eps, options);  // warm-starts from the last potentials
 //     sparse.plan_momentum(eps, alpha, stats);    // P on the device, per-row stats to the host
+//     sparse.download_plan_rows(rows, values);    // the values of the rows one samples from
 //   }
 //   sparse.download_plan(values);
 //
