@@ -28,9 +28,9 @@
 // plan + 12 B transpose (8 B position + 4 B row) + 4 B column-ordered cost copy = 32 B, plus 8 B
 // with feature costs (set_feature_cost); per row and column about 8 doubles (marginals,
 // potentials, scaled potentials, residuals, stats); the anchor blocks (n + k) M floats and their
-// norms (anchor_cost). Per solve iteration: one warp per row, then one warp per
-// column (two exponentials per entry); the residual is reduced on the device and read back (8 B
-// plus 16 B of status) at check iterations only.
+// norms (anchor_cost). Per solve iteration: one warp per row, then one warp per column (two
+// exponentials per entry); the residual is reduced on the device and read back (8 B plus 16 B of
+// status) at check iterations only.
 //
 // Streams: all work (copies included) runs on one gw::CudaStream (core/cuda_stream.h): the
 // instance's own or the caller's. Every host-facing call returns when its results are complete.

@@ -6,9 +6,9 @@
 // Transfers per iteration: the anchor blocks up ((n + k) M floats), the per-row stats down (24 n
 // bytes), the sampled rows' plan values down (M rows, gathered on the device); all plan values
 // (8 nnz bytes) come down only for a re-growth and at the end, after which the new support (CSR,
-// transpose, starting values; 32 nnz bytes) goes up. With a
-// fused feature cost, the feature values of the support's entries are gathered on the host from
-// the dense n x k matrix at each set_support and uploaded once (8 nnz bytes), not per iteration.
+// transpose, starting values; 32 nnz bytes) goes up. With a fused feature cost, the feature
+// values of the support's entries are gathered on the host from the dense n x k matrix at each
+// set_support and uploaded once (8 nnz bytes), not per iteration.
 //
 // Compiled into every build: it uses only the public CudaSparseSinkhorn, whose constructor throws
 // kNotCompiled without CUDA; make_cuda_support_kernels checks the backend first, so a build
