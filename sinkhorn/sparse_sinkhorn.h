@@ -21,6 +21,11 @@
 // pass; each pass also takes a maximum first), O(nnz) reads. Memory: the transpose, (cols + 1) * 8
 // + nnz * 12 bytes, and a column-ordered copy of the cost while a call runs (nnz * 4 bytes).
 // Thread-safety: pure functions of their arguments (f, g are written).
+//
+// CUDA: gw::CudaSparseSinkhorn (cuda_sparse_sinkhorn.h) runs the same Sinkhorn, the momentum step
+// of sparse_plan_momentum and the GW cost on the support on a device, with the support, its
+// transpose, costs, plan and potentials resident there; transpose_support stays a host function
+// (the device class uploads its result).
 #pragma once
 
 #include <span>

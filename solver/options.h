@@ -278,9 +278,11 @@ struct Options {
   // cells' alignment uses epsilon, epsilon_final, min_iterations and the plateau test as given;
   // the full-resolution level starts from it at epsilon_final with shorter stopping tests
   // (solver/sparse_impl.h). The plan then comes back as CSR (Result::plan_topk, at most
-  // support_size entries per row, rows on their marginal) and plan_format is ignored. kAuto picks
-  // kDense when its estimate is at most half of memory_limit, kSparse otherwise; when neither fits,
-  // solve() throws kBadData before allocating anything large.
+  // support_size entries per row, rows on their marginal) and plan_format is ignored. With
+  // backend = kCuda the iterations' per-entry work (cost, Sinkhorn, momentum) runs on the device
+  // and sampling / re-growth on the host (solver/sparse_impl.h). kAuto picks kDense when its
+  // estimate is at most half of memory_limit, kSparse otherwise; when neither fits, solve()
+  // throws kBadData before allocating anything large.
   Support support = Support::kAuto;
   // Memory budget in bytes for the automatic choice and the up-front check. 0: 60% of the
   // physical memory, or of the cgroup's memory limit when lower (core/context.h; the rest is left

@@ -111,13 +111,6 @@ Result solve(const Problem& problem, const Options& options) {
   const bool sparse = memory.chosen == Support::kSparse;
   const bool exact = choose_exact(problem, options, memory, &result.solver_reason);
   result.solver = exact ? "exact" : "sampled";
-  if (sparse) {
-    GW_CHECK_CODE(options.backend != Backend::kCuda,
-                  ErrorCode::kUnsupported,
-                  "support = sparse is not implemented for cuda; use --backend cpu, or "
-                  "--support dense when the dense plan fits");
-  }
-
   detail::PreparedProblem pb;
   {
     ScopedPhase phase(result.timings, "setup");

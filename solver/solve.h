@@ -79,6 +79,13 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
 // inputs + the support (about 40 bytes per entry at a re-growth, n support_size + k entries), the
 // anchor blocks ((n + k) M 4 bytes), per-node arrays and the coarse cells x cells problem.
 // Allocations the caller holds (the points themselves, the Problem) are not counted.
+// These are host memory (with backend = cuda the sparse path keeps its support on the host too).
+// Device memory is not part of the estimate or of `limit`: the dense CUDA loop needs about 3 n k
+// elements of its precision (solver/cuda/gw_loop_cuda.cpp), the sparse one nnz x (4 column + 4
+// cost + 8 plan + 12 transpose + 4 column-ordered cost [+ 8 feature cost when fused]) bytes plus
+// (n + k) M 4 bytes for the anchor blocks and ~64 (n + k) bytes of per-node arrays
+// (sinkhorn/cuda_sparse_sinkhorn.h); each checks the device's free memory before it allocates
+// and throws kUnsupported with the numbers when it does not fit.
 // `limit` is Options::memory_limit resolved (0: 60% of physical_memory_bytes()), and `chosen` the
 // path Options::support selects: kAuto takes kDense when dense <= limit / 2, else kSparse.
 struct MemoryEstimate {

@@ -19,12 +19,27 @@
 // column_marginal_error), and the GW loss is estimated from anchor pairs drawn from it, in blocks
 // of anchors.
 // No buffer holds n x k entries: memory is O(n support_size + (n + k) M + cells^2).
+//
+// Backends (Options::backend): levels (1) - (3) and (5), the sampling of anchor pairs and the
+// re-growth run on the host for both. The per-iteration work on the support -- the cost on the
+// support from the anchor blocks, the Sinkhorn solves and the momentum step, every one O(nnz) or
+// O(nnz M) -- goes through a SupportKernels object: CpuSupportKernels (sparse_loop.cpp: OpenMP,
+// sparse_sinkhorn) or the CUDA one (cuda/sparse_loop_cuda.cpp: gw::CudaSparseSinkhorn), so the
+// loop logic exists once. On CUDA the support, its transpose, the costs, the plan and the
+// potentials live on the device; the host downloads the per-row stats (24 n bytes) and the
+// sampled rows' plan values (8 bytes per entry of M rows) every iteration and all plan values
+// (8 nnz bytes) when it re-grows, and uploads the anchor blocks every iteration and the support
+// after each re-growth. The coarse level (2) is a dense
+// solve with the same options, so it runs on the same backend.
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "core/types.h"
+#include "sinkhorn/sparse_sinkhorn.h"
 #include "solver/options.h"
 #include "solver/result.h"
 #include "solver/solve.h"
@@ -39,6 +54,51 @@ struct Quantization {
   std::vector<Index> cell;       // n: each node's cell (its nearest pick)
   std::vector<float> distances;  // cells x cells, symmetric, zero diagonal (pick to pick)
 };
+// CSR plan on the support, with its transpose for the column pass of Sinkhorn.
+struct SupportPlan {
+  Index n = 0, k = 0;
+  std::vector<Offset> offsets;
+  std::vector<Index> cols;
+  std::vector<double> values;
+  SupportTranspose transpose;
+  SparseSupportView view() const { return {n, k, offsets, cols}; }
+  Offset nnz() const { return static_cast<Offset>(cols.size()); }
+};
+
+// The sparse loop's arithmetic on its support, one implementation per backend. The loop
+// (SparseLoop in sparse_loop.cpp) owns the support and its plan values on the host, and calls:
+// set_support at the start and after each re-growth (the potentials carry over: they are per
+// node), build_cost / sinkhorn / plan_momentum once per iteration, plan_rows for the rows it
+// samples, and sync_plan before it reads all of support.values (re-growth, the end). Not
+// thread-safe; one loop, one object.
+class SupportKernels {
+ public:
+  virtual ~SupportKernels() = default;
+  // A new support with its starting plan values. The reference stays valid until the next call.
+  virtual void set_support(SupportPlan& support) = 0;
+  // Lambda on the support from the host anchor blocks dx (n x m) and dy (k x m), max-normalized
+  // distances, with the fused blend when Options::fused_weight > 0 and a feature cost is given.
+  virtual void build_cost(std::span<const float> dx, std::span<const float> dy, int m) = 0;
+  // Sinkhorn on the support from the previous potentials (sparse_sinkhorn's contract).
+  virtual SinkhornResult sinkhorn(double epsilon, const SinkhornOptions& options) = 0;
+  // The momentum step on the plan values (sparse_plan_momentum's contract); stats on the host.
+  virtual void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats) = 0;
+  // The current plan values of rows[0], rows[1], ... (repeats allowed) concatenated, each row's
+  // entries in CSR order, into `values` (resized), for the anchor sampling.
+  virtual void plan_rows(const SupportPlan& support,
+                         std::span<const Index> rows,
+                         std::vector<double>& values) = 0;
+  // Makes support.values the current plan (a no-op where the plan lives in them already).
+  virtual void sync_plan(SupportPlan& support) = 0;
+  // Frees the per-iteration buffers (after the loop).
+  virtual void release() = 0;
+};
+
+// The CUDA implementation on Options::device (cuda/sparse_loop_cuda.cpp). Throws kNotCompiled
+// without CUDA, kInvalidArgument without a device.
+std::unique_ptr<SupportKernels> make_cuda_support_kernels(const PreparedProblem& problem,
+                                                          const Options& options);
+
 // `cells` picks from Rng(seed, stream), assignment by blocks of at most block_bytes of provider
 // output. Unreachable pairs count as infinitely far; a node no pick reaches joins cell 0.
 Quantization quantize(const DistanceProvider& provider,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include <omp.h>
@@ -52,17 +53,6 @@ constexpr int kFinePolishSinkhorn = 20;
 constexpr std::size_t kQuantizeBlockBytes = std::size_t{64} << 20;
 // Anchors per block of the loss estimate (n x block floats at a time).
 constexpr int kLossBlock = 64;
-
-// CSR plan on the support, with its transpose for the column pass of Sinkhorn.
-struct SupportPlan {
-  Index n = 0, k = 0;
-  std::vector<Offset> offsets;
-  std::vector<Index> cols;
-  std::vector<double> values;
-  SupportTranspose transpose;
-  SparseSupportView view() const { return {n, k, offsets, cols}; }
-  Offset nnz() const { return static_cast<Offset>(cols.size()); }
-};
 
 // Row i's candidate list -> CSR, then every column no row reaches is attached to `cover_row(j)`
 // (so the balanced Sinkhorn problem is feasible). `lists` is n x width, unused slots -1; values
@@ -163,10 +153,12 @@ CellIndex index_cells(const Quantization& q, Index n, Rng& rng) {
 
 // Anchor pairs from a CSR plan with the dense sampler's conventions (sampling.h): rows by the
 // cumulative row masses, then the column by a scan of the row's cumulative entries, from the same
-// uniforms (rows first).
-AnchorPairs sample_support(const SupportPlan& s,
-                           std::span<const double> row_mass,
-                           std::span<const double> uniforms) {
+// uniforms (rows first). In two steps, so that a plan kept elsewhere (on a device) needs to
+// provide only the sampled rows' values: sample_rows fills pairs.rows, sample_columns takes the
+// values of those rows, concatenated in anchor order (row_values_of), and fills pairs.cols.
+AnchorPairs sample_rows(const SupportPlan& s,
+                        std::span<const double> row_mass,
+                        std::span<const double> uniforms) {
   const int m = static_cast<int>(uniforms.size() / 2);
   std::vector<double> cumulative(s.n);
   double total = 0.0;
@@ -181,25 +173,139 @@ AnchorPairs sample_support(const SupportPlan& s,
                                  cumulative.begin());
     i = std::min(i, s.n - 1);
     while (i > 0 && row_mass[i] <= 0.0) --i;  // never land on an empty row
-    double sum = 0.0;
-    for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) sum += s.values[e];
-    const double u = uniforms[m + t] * sum;
-    double acc = 0.0;
-    Index j = s.offsets[i + 1] > s.offsets[i] ? s.cols[s.offsets[i + 1] - 1] : 0;
-    for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
-      acc += s.values[e];
-      if (u < acc) {
-        j = s.cols[e];
-        break;
-      }
-    }
     pairs.rows[t] = i;
-    pairs.cols[t] = j;
   }
   return pairs;
 }
 
-// The loop backend on the support (the interface run_gw_iterations drives).
+// The plan values of rows[0], rows[1], ... concatenated (each row's entries in CSR order).
+std::vector<double> row_values_of(const SupportPlan& s, std::span<const Index> rows) {
+  std::vector<double> values;
+  for (Index i : rows) {
+    values.insert(
+        values.end(), s.values.begin() + s.offsets[i], s.values.begin() + s.offsets[i + 1]);
+  }
+  return values;
+}
+
+void sample_columns(const SupportPlan& s,
+                    std::span<const double> uniforms,
+                    std::span<const double> values,
+                    AnchorPairs& pairs) {
+  const int m = static_cast<int>(uniforms.size() / 2);
+  std::size_t at = 0;  // anchor t's row starts at values[at]
+  for (int t = 0; t < m; ++t) {
+    const Index i = pairs.rows[t];
+    const Offset begin = s.offsets[i], len = s.offsets[i + 1] - begin;
+    const double* row = values.data() + at;
+    at += static_cast<std::size_t>(len);
+    double sum = 0.0;
+    for (Offset e = 0; e < len; ++e) sum += row[e];
+    const double u = uniforms[m + t] * sum;
+    double acc = 0.0;
+    Index j = len > 0 ? s.cols[begin + len - 1] : 0;
+    for (Offset e = 0; e < len; ++e) {
+      acc += row[e];
+      if (u < acc) {
+        j = s.cols[begin + e];
+        break;
+      }
+    }
+    pairs.cols[t] = j;
+  }
+}
+
+AnchorPairs sample_support(const SupportPlan& s,
+                           std::span<const double> row_mass,
+                           std::span<const double> uniforms) {
+  AnchorPairs pairs = sample_rows(s, row_mass, uniforms);
+  sample_columns(s, uniforms, row_values_of(s, pairs.rows), pairs);
+  return pairs;
+}
+
+// The support kernels on the CPU: OpenMP loops over the rows, sparse_sinkhorn and
+// sparse_plan_momentum on the host support; the plan lives in support.values.
+class CpuSupportKernels final : public SupportKernels {
+ public:
+  CpuSupportKernels(const PreparedProblem& pb, const Options& options)
+      : pb_(pb), opt_(options), xn_(pb.n), yn_(pb.k), f_(pb.n, 0.0), g_(pb.k, 0.0) {}
+
+  void set_support(SupportPlan& support) override {
+    s_ = &support;
+    cost_.assign(support.nnz(), 0.0f);
+  }
+
+  // Lambda_e = mean_t dx_it^2 + mean_t dy_jt^2 - (2 / M) sum_t dx_it dy_jt on each entry e = (i, j)
+  // (the dense loop's cost, evaluated only where the support is), blended with the feature cost
+  // when fused_weight > 0.
+  void build_cost(std::span<const float> dx, std::span<const float> dy, int m) override {
+    const Index n = pb_.n, k = pb_.k;
+    const SupportPlan& s = *s_;
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      const float* x = &dx[static_cast<std::size_t>(i) * m];
+      float sum = 0.0f;
+      for (int t = 0; t < m; ++t) sum += x[t] * x[t];
+      xn_[i] = sum / static_cast<float>(m);
+    }
+#pragma omp parallel for schedule(static)
+    for (Index j = 0; j < k; ++j) {
+      const float* y = &dy[static_cast<std::size_t>(j) * m];
+      float sum = 0.0f;
+      for (int t = 0; t < m; ++t) sum += y[t] * y[t];
+      yn_[j] = sum / static_cast<float>(m);
+    }
+    const float scale = -2.0f / static_cast<float>(m);
+    const double alpha_f = opt_.fused_weight;
+    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (Index i = 0; i < n; ++i) {
+      const float* x = &dx[static_cast<std::size_t>(i) * m];
+      for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
+        const Index j = s.cols[e];
+        const float* y = &dy[static_cast<std::size_t>(j) * m];
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int t = 0; t < m; ++t) dot += x[t] * y[t];
+        float value = xn_[i] + yn_[j] + scale * dot;
+        if (feature != nullptr) {
+          value = static_cast<float>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
+        }
+        cost_[e] = value;
+      }
+    }
+  }
+
+  SinkhornResult sinkhorn(double epsilon, const SinkhornOptions& options) override {
+    return sparse_sinkhorn(
+        s_->view(), s_->transpose, cost_, pb_.p, pb_.q, epsilon, f_, g_, options);
+  }
+
+  void plan_momentum(double epsilon, double alpha, std::span<PlanBlendStats> stats) override {
+    sparse_plan_momentum(
+        s_->view(), cost_, f_, g_, epsilon, s_->values, alpha, stats, opt_.threads);
+  }
+
+  void plan_rows(const SupportPlan& support,
+                 std::span<const Index> rows,
+                 std::vector<double>& values) override {
+    values = row_values_of(support, rows);
+  }
+
+  void sync_plan(SupportPlan&) override {}
+
+  void release() override { std::vector<float>().swap(cost_); }
+
+ private:
+  const PreparedProblem& pb_;
+  const Options& opt_;
+  SupportPlan* s_ = nullptr;
+  std::vector<float> xn_, yn_, cost_;
+  std::vector<double> f_, g_;
+};
+
+// The loop backend on the support (the interface run_gw_iterations drives): sampling and
+// re-growth here, the per-entry arithmetic in the SupportKernels of options.backend.
 class SparseLoop {
  public:
   SparseLoop(const PreparedProblem& pb,
@@ -215,25 +321,28 @@ class SparseLoop {
         target_cells_(target_cells),
         target_index_(target_index),
         m_max_(options.max_anchors(pb.n, pb.k)) {
+    kernels_ = options.backend == Backend::kCuda ? make_cuda_support_kernels(pb, options)
+                                                 : std::make_unique<CpuSupportKernels>(pb, options);
     dx_.resize(static_cast<std::size_t>(pb.n) * m_max_);
     dy_.resize(static_cast<std::size_t>(pb.k) * m_max_);
-    xn_.resize(pb.n);
-    yn_.resize(pb.k);
-    f_.assign(pb.n, 0.0);
-    g_.assign(pb.k, 0.0);
     stats_.resize(pb.n);
     row_mass_.assign(pb.n, 0.0);
     for (Index i = 0; i < pb.n; ++i)
       for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) row_mass_[i] += s_.values[e];
-    cost_.assign(s_.nnz(), 0.0f);
+    kernels_->set_support(s_);
     sinkhorn_options_.rho_a = options.rho_a;
     sinkhorn_options_.rho_b = options.rho_b;
     sinkhorn_options_.check_every = options.sinkhorn_check_every;
     sinkhorn_options_.threads = options.threads;
   }
 
+  // Rows on the host from the row masses of the last step; the columns from the sampled rows'
+  // plan values, which the kernels provide (a device copies only those rows back).
   AnchorPairs sample(std::span<const double> uniforms) {
-    return sample_support(s_, row_mass_, uniforms);
+    AnchorPairs pairs = sample_rows(s_, row_mass_, uniforms);
+    kernels_->plan_rows(s_, pairs.rows, sampled_values_);
+    sample_columns(s_, uniforms, sampled_values_, pairs);
+    return pairs;
   }
   std::span<float> source_block(int m) {
     return std::span<float>(dx_).first(static_cast<std::size_t>(pb_.n) * m);
@@ -242,57 +351,20 @@ class SparseLoop {
     return std::span<float>(dy_).first(static_cast<std::size_t>(pb_.k) * m);
   }
 
-  // Lambda_e = mean_t dx_it^2 + mean_t dy_jt^2 - (2 / M) sum_t dx_it dy_jt on each entry e = (i, j)
-  // (the dense loop's cost, evaluated only where the support is), blended with the feature cost
-  // when fused_weight > 0.
   void build_cost(int m, bool precise) {
     precise_ = precise;
-    const Index n = pb_.n, k = pb_.k;
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      const float* x = &dx_[static_cast<std::size_t>(i) * m];
-      float sum = 0.0f;
-      for (int t = 0; t < m; ++t) sum += x[t] * x[t];
-      xn_[i] = sum / static_cast<float>(m);
-    }
-#pragma omp parallel for schedule(static)
-    for (Index j = 0; j < k; ++j) {
-      const float* y = &dy_[static_cast<std::size_t>(j) * m];
-      float sum = 0.0f;
-      for (int t = 0; t < m; ++t) sum += y[t] * y[t];
-      yn_[j] = sum / static_cast<float>(m);
-    }
-    const float scale = -2.0f / static_cast<float>(m);
-    const double alpha_f = opt_.fused_weight;
-    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
-#pragma omp parallel for schedule(dynamic, 256)
-    for (Index i = 0; i < n; ++i) {
-      const float* x = &dx_[static_cast<std::size_t>(i) * m];
-      for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) {
-        const Index j = s_.cols[e];
-        const float* y = &dy_[static_cast<std::size_t>(j) * m];
-        float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int t = 0; t < m; ++t) dot += x[t] * y[t];
-        float value = xn_[i] + yn_[j] + scale * dot;
-        if (feature != nullptr) {
-          value = static_cast<float>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
-        }
-        cost_[e] = value;
-      }
-    }
+    kernels_->build_cost(source_block(m), target_block(m), m);
   }
 
   SinkhornResult sinkhorn(double epsilon, int max_iterations, double tolerance) {
     SinkhornOptions inner = sinkhorn_options_;
     inner.max_iterations = max_iterations;
     inner.tolerance = tolerance;
-    return sparse_sinkhorn(s_.view(), s_.transpose, cost_, pb_.p, pb_.q, epsilon, f_, g_, inner);
+    return kernels_->sinkhorn(epsilon, inner);
   }
 
   IterationTotals plan_and_blend(double epsilon) {
-    sparse_plan_momentum(s_.view(), cost_, f_, g_, epsilon, s_.values, opt_.momentum, stats_,
-                         opt_.threads);
+    kernels_->plan_momentum(epsilon, opt_.momentum, stats_);
     IterationTotals totals;
     for (Index i = 0; i < pb_.n; ++i) {
       totals.error += stats_[i].change_sq;
@@ -303,19 +375,25 @@ class SparseLoop {
     ++iterations_;
     // Polishing iterations (precise costs) keep their support: they finish the plan, and a
     // re-growth would put fresh zero entries into it.
-    if (opt_.support_regrow_every > 0 && !precise_ && iterations_ % opt_.support_regrow_every == 0) {
+    if (opt_.support_regrow_every > 0 && !precise_ &&
+        iterations_ % opt_.support_regrow_every == 0) {
       regrow();
       ++regrowths_;
     }
     return totals;
   }
 
-  SupportPlan& support() { return s_; }
+  // The support with its current plan values.
+  SupportPlan& support() {
+    kernels_->sync_plan(s_);
+    return s_;
+  }
   int regrowths() const { return regrowths_; }
   void release_buffers() {
+    kernels_->sync_plan(s_);
+    kernels_->release();
     std::vector<float>().swap(dx_);
     std::vector<float>().swap(dy_);
-    std::vector<float>().swap(cost_);
     s_.transpose = SupportTranspose{};
   }
 
@@ -324,6 +402,7 @@ class SparseLoop {
   // match's cell and that cell's nearest cells; kept entries keep their values, new ones start at
   // 0 and get mass from the next blend.
   void regrow() {
+    kernels_->sync_plan(s_);
     const Index n = pb_.n, k = pb_.k;
     const int width = opt_.support_size;
     const int keep = width / 2;
@@ -339,9 +418,10 @@ class SparseLoop {
         order.resize(size);
         std::iota(order.begin(), order.end(), begin);
         const Offset kept = std::min<Offset>(keep, size);
-        std::partial_sort(order.begin(), order.begin() + kept, order.end(), [&](Offset a, Offset b) {
-          return s_.values[a] > s_.values[b] || (s_.values[a] == s_.values[b] && a < b);
-        });
+        std::partial_sort(
+            order.begin(), order.begin() + kept, order.end(), [&](Offset a, Offset b) {
+              return s_.values[a] > s_.values[b] || (s_.values[a] == s_.values[b] && a < b);
+            });
         Index* row = &lists[static_cast<std::size_t>(i) * width];
         double* vals = &values[static_cast<std::size_t>(i) * width];
         int count = 0;
@@ -366,7 +446,8 @@ class SparseLoop {
         // row's best match is reached by many rows (which keeps the balanced problem feasible)
         // and a row can move to a neighbouring cell.
         const Index home = target_cells_.cell[row[0]];
-        const Index* near = &target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells];
+        const Index* near =
+            &target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells];
         Offset cursor[kNeighbourCells] = {};
         bool progress = true;
         while (count < width && progress) {
@@ -376,7 +457,8 @@ class SparseLoop {
             if (cell < 0) break;
             const Offset begin = target_index_.offsets[cell];
             const Offset size = target_index_.offsets[cell + 1] - begin;
-            const Offset start = (static_cast<Offset>(i) * 2654435761LL) % std::max<Offset>(size, 1);
+            const Offset start =
+                (static_cast<Offset>(i) * 2654435761LL) % std::max<Offset>(size, 1);
             while (cursor[c] < size) {
               const Index j = target_index_.members[begin + (start + cursor[c]++) % size];
               if (std::find(row, row + count, j) != row + count) continue;
@@ -410,7 +492,7 @@ class SparseLoop {
     };
     s_ = SupportPlan{};  // free the old support before the transpose of the new one is built
     s_ = build_support(n, k, width, lists, values, cover);
-    cost_.assign(s_.nnz(), 0.0f);
+    kernels_->set_support(s_);
     for (Index i = 0; i < n; ++i) {
       row_mass_[i] = 0.0;
       for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) row_mass_[i] += s_.values[e];
@@ -424,9 +506,10 @@ class SparseLoop {
   const Quantization& target_cells_;
   const CellIndex& target_index_;
   const int m_max_;
+  std::unique_ptr<SupportKernels> kernels_;
   SinkhornOptions sinkhorn_options_;
-  std::vector<float> dx_, dy_, xn_, yn_, cost_;
-  std::vector<double> f_, g_, row_mass_;
+  std::vector<float> dx_, dy_;
+  std::vector<double> row_mass_, sampled_values_;
   std::vector<PlanBlendStats> stats_;
   bool precise_ = false;
   int iterations_ = 0;
@@ -649,7 +732,8 @@ Quantization quantize(const DistanceProvider& provider,
     }
     for (Index a = 0; a < cells; ++a) {
       const float* row = &out[static_cast<std::size_t>(q.picks[a]) * b];
-      for (Index t = 0; t < b; ++t) q.distances[static_cast<std::size_t>(a) * cells + start + t] = row[t];
+      for (Index t = 0; t < b; ++t)
+        q.distances[static_cast<std::size_t>(a) * cells + start + t] = row[t];
     }
   }
   // A pick is always in its own cell (ties with another pick at distance 0 go to the lower id;
@@ -843,7 +927,8 @@ SparseStart full_start(PreparedProblem& pb, const Options& options, Result& resu
   } else {
     initial.resize(static_cast<std::size_t>(n) * k);
     for (Index i = 0; i < n; ++i)
-      for (Index j = 0; j < k; ++j) initial[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
+      for (Index j = 0; j < k; ++j)
+        initial[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
   }
   std::vector<Index> lists(initial.size());
   for (Index i = 0; i < n; ++i)
@@ -851,7 +936,8 @@ SparseStart full_start(PreparedProblem& pb, const Options& options, Result& resu
   SparseStart start;
   {
     ScopedPhase phase(result.timings, "support");
-    start.support = build_support(n, k, static_cast<int>(k), lists, initial, [](Index) { return 0; });
+    start.support =
+        build_support(n, k, static_cast<int>(k), lists, initial, [](Index) { return 0; });
   }
   return start;
 }
@@ -867,7 +953,7 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
            "Problem::initial_plan unset or use support = dense");
   const Index n = pb.n, k = pb.k;
   result.support = Support::kSparse;
-  result.backend = Backend::kCpu;
+  result.backend = options.backend;
   result.threads = available_threads();
   set_flush_denormals_all_threads(result.threads);
 
@@ -876,8 +962,8 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   // algorithm, which the tests compare entry by entry).
   const int width = options.support_size;
   const bool full_support = width >= k;
-  SparseStart start = full_support ? full_start(pb, options, result)
-                                   : coarse_start(pb, options, result);
+  SparseStart start =
+      full_support ? full_start(pb, options, result) : coarse_start(pb, options, result);
   SupportPlan support = std::move(start.support);
   std::vector<Index> backbone = std::move(start.backbone);
   const Quantization& tgt = start.target_cells;
@@ -917,8 +1003,7 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
 
   // (5) pruning, marginals, matching. The plan is pruned to its support_size heaviest entries per
   // row first, so the scaling works on the entries the caller gets back and its rows stay exact.
-  const bool balanced =
-      std::isinf(options.rho_a) && std::isinf(options.rho_b);
+  const bool balanced = std::isinf(options.rho_a) && std::isinf(options.rho_b);
   SupportPlan out;
   {
     ScopedPhase phase(result.timings, "output");
@@ -940,9 +1025,10 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
         std::iota(order.begin(), order.end(), begin);
         const Offset kept = std::min<Offset>(width, size);
         // Heaviest first; ties by column (columns ascend within a row).
-        std::partial_sort(order.begin(), order.begin() + kept, order.end(), [&](Offset x, Offset y) {
-          return plan.values[x] > plan.values[y] || (plan.values[x] == plan.values[y] && x < y);
-        });
+        std::partial_sort(
+            order.begin(), order.begin() + kept, order.end(), [&](Offset x, Offset y) {
+              return plan.values[x] > plan.values[y] || (plan.values[x] == plan.values[y] && x < y);
+            });
         std::sort(order.begin(), order.begin() + kept);
         for (Offset t = 0; t < kept; ++t) {
           out.cols[out.offsets[i] + t] = plan.cols[order[t]];

@@ -6,8 +6,11 @@
 #include <limits>
 #include <vector>
 
+#include "core/config.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "sinkhorn/cuda_sparse_sinkhorn.h"
 #include "sinkhorn/sinkhorn_reference.h"
 #include "sinkhorn/sparse_sinkhorn.h"
 
@@ -94,7 +97,8 @@ TEST(SparseSinkhorn, MatchesDenseReferenceOnRandomSupportsWithSingleEntryRows) {
     options.tolerance = 0.0;
     std::vector<double> f(n, 0.0), g(k, 0.0), f_ref(n, 0.0), g_ref(k, 0.0);
     const SupportTranspose t = transpose_support(s.view());
-    const SinkhornResult sparse = sparse_sinkhorn(s.view(), t, s.cost, a, b, epsilon, f, g, options);
+    const SinkhornResult sparse =
+        sparse_sinkhorn(s.view(), t, s.cost, a, b, epsilon, f, g, options);
     const std::vector<double> dense = s.dense();
     const SinkhornResult ref =
         sinkhorn_reference(CostView(dense.data(), n, k), a, b, epsilon, f_ref, g_ref, options);
@@ -209,6 +213,21 @@ TEST(SparseSinkhorn, TransposeRejectsOutOfRangeColumnAndNamesTheEntry) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("entry 0"), std::string::npos) << e.what();
+  }
+}
+
+// The device class fails like every CUDA class where it cannot run: kNotCompiled in a build without
+// CUDA, kInvalidArgument without a device (test_sinkhorn_cuda runs it where there is one).
+TEST(CudaSparseSinkhorn, ReportsAMissingBackend) {
+  if (GW_HAS_CUDA && cuda_device_count() > 0) {
+    GTEST_SKIP() << "a CUDA device is present; test_sinkhorn_cuda covers it";
+  }
+  try {
+    CudaSparseSinkhorn sparse(0);
+    FAIL() << "no error without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), GW_HAS_CUDA ? ErrorCode::kInvalidArgument : ErrorCode::kNotCompiled)
+        << e.what();
   }
 }
 

@@ -7,8 +7,12 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "core/config.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "datagen/spiral.h"
 #include "distances/landmark.h"
@@ -244,12 +248,33 @@ TEST(MemoryBudget, BudgetTooSmallForEitherPathFailsAtOnceWithOneLineNamingTheFla
   }
 }
 
-TEST(SparseSupport, CudaBackendIsRejectedInsteadOfRunningDense) {
+// The sparse path has a CUDA backend (sparse_solver_cuda_test.cpp runs it on a device). Without
+// CUDA or without a device, support = sparse with backend = cuda fails as the dense CUDA loop does
+// (kNotCompiled, or kInvalidArgument "no CUDA device"), with the same message, never with a
+// sparse-specific refusal and never by running on the CPU.
+TEST(SparseSupport, CudaBackendWithoutADeviceFailsAsTheDenseCudaLoopDoes) {
+  if (GW_HAS_CUDA && cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   const Spiral c = spiral(100, 120, 4);
-  Options options;
-  options.support = Support::kSparse;
-  options.backend = Backend::kCuda;
-  EXPECT_THROW(solve(c.problem, options), Error);
+  auto failure = [&](Support support) {
+    Options options;
+    options.support = support;
+    options.backend = Backend::kCuda;
+    try {
+      solve(c.problem, options);
+    } catch (const Error& e) {
+      return std::make_pair(e.code(), std::string(e.what()));
+    }
+    return std::make_pair(ErrorCode::kInternal, std::string("no error"));
+  };
+  const auto [sparse_code, sparse_what] = failure(Support::kSparse);
+  const auto [dense_code, dense_what] = failure(Support::kDense);
+  EXPECT_EQ(sparse_code, GW_HAS_CUDA ? ErrorCode::kInvalidArgument : ErrorCode::kNotCompiled)
+      << sparse_what;
+  EXPECT_EQ(sparse_what, dense_what);
+  EXPECT_NE(sparse_what.find(GW_HAS_CUDA ? "no CUDA device" : "built without CUDA"),
+            std::string::npos)
+      << sparse_what;
+  EXPECT_EQ(sparse_what.find("sparse"), std::string::npos) << sparse_what;
 }
 
 // ---------------------------------------------------------------------------------------------
