@@ -8,7 +8,12 @@
 # whenever the build succeeded).
 #
 # Environment: BUILD_DIR (default <repo>/build-gpu), JOBS (default nproc), CUDA_ARCH (default 90),
-# GPU_BENCH_FILTER (a grep -E pattern on the benchmark labels, e.g. 'sinkhorn').
+# GPU_BENCH_FILTER (a grep -E pattern on the benchmark labels, e.g. 'sinkhorn'),
+# GPU_SKIP_BUILD=1 (use the binaries already in BUILD_DIR: a device machine without the build's
+# dependencies, given a build made elsewhere; steps 1 and the package install are skipped),
+# GPU_CTEST_ARGS (extra ctest arguments, e.g. '-LE python' when the build's Python module does not
+# match the machine's interpreter), GPU_BENCH_TIMEOUT (seconds per benchmark, default 300) and
+# GPU_DEADLINE (seconds since the start after which no further benchmark starts, default none).
 #
 # Adding a benchmark: append "label|gwalign arguments" to GPU_BENCHES. The command must print one
 # JSON object (--json); the table shows seconds_per_iter (or seconds), floor_seconds_per_iter and
@@ -20,6 +25,10 @@ BUILD="${BUILD_DIR:-$ROOT/build-gpu}"
 JOBS="${JOBS:-$(nproc)}"
 CUDA_ARCH="${CUDA_ARCH:-90}"
 FILTER="${GPU_BENCH_FILTER:-.}"
+SKIP_BUILD="${GPU_SKIP_BUILD:-0}"
+BENCH_TIMEOUT="${GPU_BENCH_TIMEOUT:-300}"
+DEADLINE="${GPU_DEADLINE:-0}"
+read -r -a CTEST_EXTRA <<<"${GPU_CTEST_ARGS:-}"
 
 GPU_BENCHES=(
   "sinkhorn f32 4000x5000|bench sinkhorn --backend cuda --n 4000 --k 5000 --iters 100 --precision f32 --reps 5 --json"
@@ -51,30 +60,35 @@ else
   echo "nvidia-smi not found; continuing (the tests skip without a device)"
 fi
 
-if [[ -f "$ROOT/scripts/deps.sh" ]]; then
+if [[ "$SKIP_BUILD" != 1 && -f "$ROOT/scripts/deps.sh" ]]; then
   log "packages"
   # shellcheck source=scripts/deps.sh
   source "$ROOT/scripts/deps.sh"
   gwalign_install_deps || echo "could not install missing packages (offline?); trying to build anyway"
 fi
 
-log "configure $BUILD"
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-if ! cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DGWALIGN_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"; then
-  echo "configure failed"
-  exit 1
-fi
+if [[ "$SKIP_BUILD" != 1 ]]; then
+  log "configure $BUILD"
+  generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  if ! cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DGWALIGN_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"; then
+    echo "configure failed"
+    exit 1
+  fi
 
-log "build (-j$JOBS)"
-if ! cmake --build "$BUILD" -j"$JOBS"; then
-  echo "build failed"
+  log "build (-j$JOBS)"
+  if ! cmake --build "$BUILD" -j"$JOBS"; then
+    echo "build failed"
+    exit 1
+  fi
+elif [[ ! -x "$BUILD/tools/gwalign/gwalign" ]]; then
+  echo "GPU_SKIP_BUILD=1 but $BUILD/tools/gwalign/gwalign is missing; build first or unset GPU_SKIP_BUILD"
   exit 1
 fi
 
 log "ctest -L gpu"
-if ! (cd "$BUILD" && ctest -L gpu --output-on-failure); then
+if ! (cd "$BUILD" && ctest -L gpu --output-on-failure "${CTEST_EXTRA[@]}"); then
   echo "GPU tests FAILED"
   status=1
 fi
@@ -86,9 +100,14 @@ for entry in "${GPU_BENCHES[@]}"; do
   label="${entry%%|*}"
   arguments="${entry#*|}"
   echo "$label" | grep -Eq "$FILTER" || continue
+  if [[ "$DEADLINE" != 0 && "$SECONDS" -ge "$DEADLINE" ]]; then
+    echo "--- $label: not started (GPU_DEADLINE=$DEADLINE s reached)"
+    results+=("$label|{\"skipped\": true}")
+    continue
+  fi
   echo "--- $label: gwalign $arguments"
   # shellcheck disable=SC2086  # the argument string is split on purpose
-  if output="$("$GWALIGN" $arguments)"; then
+  if output="$(timeout "$BENCH_TIMEOUT" "$GWALIGN" $arguments)"; then
     json="$(printf '%s\n' "$output" | tail -n 1)"
     echo "$json"
     results+=("$label|$json")
@@ -115,7 +134,7 @@ for line in sys.stdin:
     floor = r.get("floor_seconds_per_iter")
     ratio = r.get("ratio_to_floor")
     fmt = lambda x, scale=1e3: "-" if x is None else "%.3f" % (x * scale)
-    rows.append((label, "FAILED" if r.get("failed") else fmt(per), fmt(floor),
+    rows.append((label, "FAILED" if r.get("failed") else "not run" if r.get("skipped") else fmt(per), fmt(floor),
                  "-" if ratio is None else "%.2f" % ratio, str(r.get("cost_reads_per_iter", "-"))))
 head = ("benchmark", "ms/iter", "floor ms/read", "ratio", "reads/iter")
 widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)] if rows else [len(h) for h in head]
