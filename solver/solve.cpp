@@ -77,6 +77,12 @@ bool choose_exact(const Problem& problem,
 
 namespace detail {
 
+bool auto_runs_exact(const Problem& problem, const Options& options) {
+  std::string reason;
+  return options.solver == SolverKind::kAuto &&
+         choose_exact(problem, options, estimate_memory(problem, options), &reason);
+}
+
 void run_loop(PreparedProblem& problem,
               const Options& options,
               std::vector<double>& plan,

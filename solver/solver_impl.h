@@ -115,6 +115,10 @@ class StoppingRule {
   std::string message_;
 };
 
+// Whether Options::solver = kAuto resolves to the exact solver for this problem and these options
+// (the rule of Options::solver; false when solver is not kAuto).
+bool auto_runs_exact(const Problem& problem, const Options& options);
+
 // ---------------------------------------------------------------- the exact solver (exact.cpp)
 // Multiply-adds of one dense GW gradient, n^2 k + n k^2 (Options::exact_max_work).
 inline double exact_iteration_work(Index n, Index k) {

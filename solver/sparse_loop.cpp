@@ -795,6 +795,16 @@ SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& re
       };
     }
     coarse_options.num_anchors = std::min<int>(options.num_anchors, static_cast<int>(cells));
+    // On CUDA, a coarse level that solver = auto would solve exactly on the CPU runs there: the
+    // sampled entropic loop on the device is faster per coarse solve (0.6 s against 3.3 s at 2,000
+    // cells, 16 cores, H200) but its blurrier coarse plan costs the fine level twice the
+    // iterations and 8x the column marginal error (bench/RESULTS.md, "GPU"), so the whole solve is
+    // slower and worse.
+    if (coarse_options.backend == Backend::kCuda) {
+      Options on_cpu = coarse_options;
+      on_cpu.backend = Backend::kCpu;
+      if (auto_runs_exact(problem, on_cpu)) coarse_options.backend = Backend::kCpu;
+    }
     coarse = solve(problem, coarse_options);
     GW_CHECK_CODE(coarse.termination != Termination::kNonFinite,
                   ErrorCode::kInternal,
