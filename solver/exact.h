@@ -65,7 +65,7 @@ struct LinearOtPlan {
   std::vector<Index> rows;
   std::vector<Index> cols;
   std::vector<double> values;
-  double cost = 0.0;  // <C, T>
+  double cost = 0.0;  // <C, T>, summed in double: +-inf only if it overflows (|C| near DBL_MAX)
   int rounds = 0;     // network-simplex solves (restricted problem, then after pricing)
   Offset arcs = 0;    // arcs of the last restricted problem
   // The optimal duals of the columns (k entries; 0 for zero-mass columns), up to a common shift:

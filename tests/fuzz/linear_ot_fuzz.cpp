@@ -1,8 +1,8 @@
 // Fuzz harness "linear_ot": differential. A transport problem of at most 12 x 12 decoded from the
-// input (masses uniform or fuzzed with zeros, costs any finite doubles: ties, huge, subnormal,
-// mixed signs) goes to LEMON's network simplex (solve_linear_ot, the reference) and to
-// TransportSimplex twice: from scratch, and warm-started from the optimum of a second fuzzed cost
-// on the same marginals. Both TransportSimplex plans must be feasible basic plans whose cost
+// input (masses uniform or fuzzed with zeros, costs any finite doubles up to DBL_MAX / 16: ties,
+// huge, subnormal, mixed signs) goes to LEMON's network simplex (solve_linear_ot, the reference)
+// and to TransportSimplex twice: from scratch, and warm-started from the optimum of a second fuzzed
+// cost on the same marginals. Both TransportSimplex plans must be feasible basic plans whose cost
 // matches LEMON's within the integer-cost rounding; a mismatch aborts (a crash for libFuzzer), a
 // cycling pivot rule shows as a timeout.
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -25,12 +26,18 @@ namespace {
   std::abort();
 }
 
+// Costs up to this magnitude: <C, T> (a mass-weighted sum whose masses total 1 up to rounding)
+// stays finite, so the two solvers' reported costs compare. At |C| near DBL_MAX the sum itself
+// overflows in an order-dependent way (a run found -inf against LEMON's -DBL_MAX on the same
+// optimum); that is arithmetic, not a solver difference.
+constexpr double kMaxCost = std::numeric_limits<double>::max() / 16;
+
 // A finite cost, often a tie with an earlier one.
 double take_cost(gw::fuzz::FuzzInput& in, const std::vector<double>& earlier) {
   const std::uint8_t mode = in.take<std::uint8_t>();
   if (mode < 64 && !earlier.empty()) return earlier[mode % earlier.size()];
   const double v = in.take_double();
-  return std::isfinite(v) ? v : 0.0;
+  return std::isfinite(v) ? std::clamp(v, -kMaxCost, kMaxCost) : 0.0;
 }
 
 // Non-negative masses, about a quarter of them zero, scaled to sum to `total`.
