@@ -21,6 +21,7 @@
 #include "solver/linear_ot_impl.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
+#include "solver/solver_impl.h"
 
 namespace gw {
 namespace {
@@ -883,6 +884,31 @@ TEST(SolverChoice, AutoPicksExactUpToTheThresholdAndSampledAbove) {
   const Result relaxed = solve(problem, unbalanced);
   EXPECT_EQ(relaxed.solver, "sampled");
   EXPECT_NE(relaxed.solver_reason.find("unbalanced"), std::string::npos) << relaxed.solver_reason;
+}
+
+// detail::auto_runs_exact (the sparse path's coarse level asks it which backend to use) gives
+// the decision solve() reports, without solving.
+TEST(SolverChoice, AutoRunsExactAgreesWithWhatSolveChooses) {
+  Rng rng(24);
+  const Problem problem = random_problem(rng, 20, 30);
+  const double work = 20.0 * 30.0 * (20.0 + 30.0);
+  Options options;
+  for (double limit : {work, work - 1.0}) {
+    options.exact_max_work = limit;
+    EXPECT_EQ(detail::auto_runs_exact(problem, options), solve(problem, options).solver == "exact")
+        << "exact_max_work " << limit;
+  }
+  options = Options{};
+  options.rho_a = 1.0;
+  EXPECT_FALSE(detail::auto_runs_exact(problem, options)) << "unbalanced";
+  options = Options{};
+  options.backend = Backend::kCuda;  // decided before any device is touched
+  EXPECT_FALSE(detail::auto_runs_exact(problem, options)) << "backend cuda";
+  options = Options{};
+  options.solver = SolverKind::kExact;
+  EXPECT_FALSE(detail::auto_runs_exact(problem, options)) << "not kAuto";
+  options.solver = SolverKind::kAuto;
+  EXPECT_TRUE(detail::auto_runs_exact(problem, options));
 }
 
 TEST(SolverChoice, ExactRefusesWhatItCannotSolve) {
