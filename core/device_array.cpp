@@ -45,11 +45,18 @@ DeviceArray<T>::~DeviceArray() {
 #if GW_HAS_CUDA
   if (data_ != nullptr) {
     // Queued kernels may still read the array; no throw from a destructor (CUDA errors are sticky
-    // and surface at the next checked call).
+    // and surface at the next checked call). A borrowed stream belongs to the caller, who may have
+    // destroyed it already (a Python result made on `stream=` outlives the CuPy / torch stream
+    // object; synchronizing a destroyed stream crashed in the driver on the first GPU run): wait
+    // for the whole device instead, which covers that stream's work while it existed.
     int previous = 0;
     cudaGetDevice(&previous);
     cudaSetDevice(stream_.device());
-    cudaStreamSynchronize(static_cast<cudaStream_t>(stream_.get()));
+    if (stream_.owned()) {
+      cudaStreamSynchronize(static_cast<cudaStream_t>(stream_.get()));
+    } else {
+      cudaDeviceSynchronize();
+    }
     cudaFree(data_);
     cudaSetDevice(previous);
   }

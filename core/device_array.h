@@ -10,7 +10,9 @@
 // the writer's stream (or record an event) before reading.
 //
 // Ownership: the array owns its allocation (cudaMalloc on construction, cudaFree on destruction,
-// after synchronizing its stream); move-only. In a build without CUDA the constructors throw
+// after synchronizing its stream, or the whole device when the stream is borrowed: its owner may
+// destroy a borrowed stream before the array, which then must not copy any more but is still
+// safe to destroy); move-only. In a build without CUDA the constructors throw
 // gw::Error(ErrorCode::kNotCompiled).
 //
 // Thread-safety: one host thread at a time per array.

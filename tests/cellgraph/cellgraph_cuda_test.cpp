@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -376,6 +378,31 @@ TEST(CudaDeviceArray, CopyFromDeviceCopiesThePrefixInStreamOrder) {
     ASSERT_EQ(back[i], i < 600 ? values[i] : -1.0) << "element " << i;
   }
   EXPECT_THROW(target.copy_from_device_async(source.data(), 1001), Error);
+}
+
+// An array on a borrowed stream may outlive the stream's owner (a Python result made with
+// `stream=` outlives the caller's stream object): destroying it then is safe, and the work
+// enqueued before the stream went away has finished. The first GPU run crashed here (the
+// destructor synchronized the destroyed stream).
+TEST(CudaDeviceArray, ArrayOnABorrowedStreamOutlivesTheStreamsOwner) {
+  GW_REQUIRE_GPU();
+  Rng rng(42, 0);
+  std::vector<float> values(1 << 20);
+  for (float& v : values) v = static_cast<float>(rng.uniform());
+  std::optional<CudaStream> owner = CudaStream::create(0);
+  const CudaStream borrowed = CudaStream::borrow(owner->get(), 0);
+  ASSERT_FALSE(borrowed.owned());
+  auto array = std::make_unique<DeviceArray<float>>(std::span<const float>(values), borrowed);
+  EXPECT_EQ(array->download(), values);
+  auto copy = std::make_unique<DeviceArray<float>>(values.size(), borrowed);
+  copy->copy_from_device_async(array->data(), values.size());  // still queued, maybe
+  owner.reset();  // the owner destroys its stream first (queued work still completes)
+  copy.reset();
+  array.reset();
+  // The device is still usable: a fresh array round-trips.
+  const CudaStream fresh = CudaStream::create(0);
+  const DeviceArray<float> again(std::span<const float>(values), fresh);
+  EXPECT_EQ(again.download(), values);
 }
 
 }  // namespace
