@@ -23,7 +23,9 @@ only enqueue work (keep_mask waits for the stream only with check=True, the defa
 an invalid batch); removed_edges and aggregate_by_gene read result sizes back, but their final
 copies into the returned arrays are still queued. Every DeviceBuffer names its stream in its array
 interface (version 3, "stream"), so consumers on other streams order themselves after it; torch
-tensors an off-stream call allocates or converts are recorded on that stream. The
+tensors an off-stream call allocates or converts are recorded on that stream. A DeviceBuffer made
+on a caller's `stream=` copies on that stream later (numpy()): keep the stream alive while you
+read the result; releasing the result after the stream is gone is safe. The
 graph operators (edge types, diffusion graphs) are built on the CPU once and uploaded once per
 (device, stream). Mixing host and device inputs in one call is an error.
 
