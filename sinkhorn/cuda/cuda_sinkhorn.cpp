@@ -19,6 +19,7 @@
 
 #include "core/cuda/cuda_util.h"
 #include "sinkhorn/cuda/sinkhorn_kernels.cuh"
+#include "sinkhorn/cuda/solve_check.h"
 #endif
 
 namespace gw {
@@ -33,12 +34,6 @@ std::size_t element_size(Precision type) {
   return type == Precision::kF32 ? sizeof(float) : sizeof(double);
 }
 
-// Pinned host block the check iterations read back in one copy.
-struct CheckReadback {
-  double error;
-  int status[cuda::kStatusSlots];
-};
-
 }  // namespace
 
 class CudaSinkhorn::Impl {
@@ -46,16 +41,14 @@ class CudaSinkhorn::Impl {
   explicit Impl(const CudaStream& stream)
       : handle_(stream), device_(stream.device()), stream_(cuda::stream_of(stream)) {
     cuda::DeviceGuard guard(device_);
-    readback_.ensure(1);
-    device_check_.ensure(1);
+    check_.allocate();
   }
 
   ~Impl() {
     try {
       cuda::DeviceGuard guard(device_);
       cudaStreamSynchronize(stream_);  // queued kernels may still use the buffers
-      readback_.release();
-      device_check_.release();
+      check_.release();
     } catch (...) {  // a destructor must not throw
     }
   }
@@ -176,10 +169,7 @@ class CudaSinkhorn::Impl {
 
     GW_CUDA_CHECK(cuda::launch_scale_potentials(
         g_.get(), k_, params.inv_eps, compute, gt_.get(), nullptr, stream_));
-    auto* device_status = reinterpret_cast<int*>(reinterpret_cast<char*>(device_check_.get()) +
-                                                 offsetof(CheckReadback, status));
-    auto* device_error = reinterpret_cast<double*>(device_check_.get());
-    GW_CUDA_CHECK(cudaMemsetAsync(device_status, 0x7F, sizeof(int) * cuda::kStatusSlots, stream_));
+    check_.reset(stream_);
 
     SinkhornResult result;
     result.backend = Backend::kCuda;
@@ -197,18 +187,12 @@ class CudaSinkhorn::Impl {
                                             ft_.get(),
                                             fcorr_.get(),
                                             check ? row_residual_.get() : nullptr,
-                                            device_status,
+                                            check_.status(),
                                             stream_));
       if (check) {
-        GW_CUDA_CHECK(cuda::launch_sum(row_residual_.get(), n_, device_error, stream_));
-        GW_CUDA_CHECK(cudaMemcpyAsync(readback_.get(),
-                                      device_check_.get(),
-                                      sizeof(CheckReadback),
-                                      cudaMemcpyDeviceToHost,
-                                      stream_));
-        GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        throw_on_status();
-        if (detail::finish_check(t, readback_.get()->error, options, result)) break;
+        GW_CUDA_CHECK(cuda::launch_sum(row_residual_.get(), n_, check_.error(), stream_));
+        const double error = check_.read(stream_, "CudaSinkhorn::solve", "entry", "");
+        if (detail::finish_check(t, error, options, result)) break;
       }
       f_.swap(f_new_);
       GW_CUDA_CHECK(cuda::launch_column_update(cost_.data(),
@@ -222,7 +206,7 @@ class CudaSinkhorn::Impl {
                                                partial_sum_.get(),
                                                g_.get(),
                                                gt_.get(),
-                                               device_status,
+                                               check_.status(),
                                                stream_));
     }
     return result;
@@ -384,33 +368,10 @@ class CudaSinkhorn::Impl {
                                     stream_));
   }
 
-  void throw_on_status() const {
-    const int* status = readback_.get()->status;
-    GW_CHECK_CODE(
-        status[cuda::kBadRow] == cuda::kNoIndex,
-        ErrorCode::kBadData,
-        "CudaSinkhorn::solve: the cost has a NaN or -inf entry in row " << status[cuda::kBadRow]);
-    GW_CHECK_CODE(status[cuda::kBadColumn] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSinkhorn::solve: the cost has a NaN or -inf entry in column "
-                      << status[cuda::kBadColumn]);
-    GW_CHECK_CODE(status[cuda::kEmptyRow] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSinkhorn::solve: row " << status[cuda::kEmptyRow]
-                                              << " has positive mass but no finite-cost entry "
-                                                 "towards any positive-mass column");
-    GW_CHECK_CODE(status[cuda::kEmptyColumn] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSinkhorn::solve: column " << status[cuda::kEmptyColumn]
-                                                 << " has positive mass but no finite-cost entry "
-                                                    "towards any positive-mass row");
-  }
-
   CudaStream handle_;
   int device_;
   cudaStream_t stream_ = nullptr;  // handle_'s
-  cuda::PinnedBuffer<CheckReadback> readback_;
-  cuda::DeviceBuffer<CheckReadback> device_check_;
+  cuda::SolveCheck check_;
   Index n_ = 0;
   Index k_ = 0;
   CostView cost_;

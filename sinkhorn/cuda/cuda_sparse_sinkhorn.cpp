@@ -17,6 +17,7 @@
 
 #include "core/cuda/cuda_util.h"
 #include "sinkhorn/cuda/sinkhorn_kernels.cuh"
+#include "sinkhorn/cuda/solve_check.h"
 #include "sinkhorn/cuda/sparse_sinkhorn_kernels.cuh"
 #endif
 
@@ -25,12 +26,6 @@ namespace gw {
 #if GW_HAS_CUDA
 
 namespace {
-
-// Pinned host block the check iterations read back in one copy.
-struct CheckReadback {
-  double error;
-  int status[cuda::kStatusSlots];
-};
 
 // Device memory left free beyond the support's buffers (CUDA context growth, other buffers of
 // the caller's loop).
@@ -43,8 +38,7 @@ class CudaSparseSinkhorn::Impl {
   explicit Impl(const CudaStream& stream)
       : handle_(stream), device_(stream.device()), stream_(cuda::stream_of(stream)) {
     cuda::DeviceGuard guard(device_);
-    readback_.ensure(1);
-    device_check_.ensure(1);
+    check_.allocate();
   }
 
   ~Impl() {
@@ -261,10 +255,7 @@ class CudaSparseSinkhorn::Impl {
     params.tau_b = detail::damping(options.rho_b, epsilon);
     params.rho_a = options.rho_a;
 
-    auto* device_status = reinterpret_cast<int*>(reinterpret_cast<char*>(device_check_.get()) +
-                                                 offsetof(CheckReadback, status));
-    auto* device_error = reinterpret_cast<double*>(device_check_.get());
-    GW_CUDA_CHECK(cudaMemsetAsync(device_status, 0x7F, sizeof(int) * cuda::kStatusSlots, stream_));
+    check_.reset(stream_);
     GW_CUDA_CHECK(cuda::launch_support_to_scaled(
         f_.get(), n_, epsilon, kZeroMassPotential, u_.get(), stream_));
     GW_CUDA_CHECK(cuda::launch_support_to_scaled(
@@ -287,20 +278,18 @@ class CudaSparseSinkhorn::Impl {
                                                   v_.get(),
                                                   u_new_.get(),
                                                   check ? residual_.get() : nullptr,
-                                                  device_status,
+                                                  check_.status(),
                                                   stream_));
       if (check) {
-        GW_CUDA_CHECK(cuda::launch_sum(residual_.get(), n_, device_error, stream_));
-        GW_CUDA_CHECK(cudaMemcpyAsync(readback_.get(),
-                                      device_check_.get(),
-                                      sizeof(CheckReadback),
-                                      cudaMemcpyDeviceToHost,
-                                      stream_));
-        GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        throw_on_status();
+        GW_CUDA_CHECK(cuda::launch_sum(residual_.get(), n_, check_.error(), stream_));
+        const double error =
+            check_.read(stream_,
+                        "CudaSparseSinkhorn::solve",
+                        "support entry",
+                        "; cover every positive-mass row and column with the support");
         // The potentials the solve returns are those the residual was measured on: a stop
         // leaves u as it was before this row pass.
-        if (detail::finish_check(t, readback_.get()->error, options, result)) break;
+        if (detail::finish_check(t, error, options, result)) break;
       }
       u_.swap(u_new_);
       GW_CUDA_CHECK(cuda::launch_support_column_pass(col_offsets_.get(),
@@ -310,7 +299,7 @@ class CudaSparseSinkhorn::Impl {
                                                      b_.get(),
                                                      u_.get(),
                                                      v_.get(),
-                                                     device_status,
+                                                     check_.status(),
                                                      stream_));
     }
     GW_CUDA_CHECK(cuda::launch_support_from_scaled(
@@ -449,37 +438,10 @@ class CudaSparseSinkhorn::Impl {
   }
 
   // The messages of sparse_sinkhorn (check_lse) for the same conditions.
-  void throw_on_status() const {
-    const int* status = readback_.get()->status;
-    GW_CHECK_CODE(status[cuda::kBadRow] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSparseSinkhorn::solve: the cost has a NaN or -inf entry in row "
-                      << status[cuda::kBadRow]);
-    GW_CHECK_CODE(status[cuda::kBadColumn] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSparseSinkhorn::solve: the cost has a NaN or -inf entry in column "
-                      << status[cuda::kBadColumn]);
-    GW_CHECK_CODE(status[cuda::kEmptyRow] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSparseSinkhorn::solve: row "
-                      << status[cuda::kEmptyRow]
-                      << " has positive mass but no finite-cost support entry towards a "
-                         "positive-mass partner; cover every positive-mass row and column with "
-                         "the support");
-    GW_CHECK_CODE(status[cuda::kEmptyColumn] == cuda::kNoIndex,
-                  ErrorCode::kBadData,
-                  "CudaSparseSinkhorn::solve: column "
-                      << status[cuda::kEmptyColumn]
-                      << " has positive mass but no finite-cost support entry towards a "
-                         "positive-mass partner; cover every positive-mass row and column with "
-                         "the support");
-  }
-
   CudaStream handle_;
   int device_;
   cudaStream_t stream_ = nullptr;  // handle_'s
-  cuda::PinnedBuffer<CheckReadback> readback_;
-  cuda::DeviceBuffer<CheckReadback> device_check_;
+  cuda::SolveCheck check_;
   Index n_ = 0;
   Index k_ = 0;
   Offset nnz_ = 0;
