@@ -609,8 +609,8 @@ SavedHandlers g_saved;
 // microseconds: `timeout` and batch schedulers signal the process and then its process group.
 std::atomic<std::int64_t> g_first_signal_ns{0};
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
-constexpr std::int64_t kDuplicateWindowNs =
-    200'000'000;  // 0.2 s: faster than a person's 2nd Ctrl-C
+// 0.2 s: faster than a person's second Ctrl-C.
+constexpr std::int64_t kDuplicateWindowNs = 200'000'000;
 
 std::int64_t monotonic_ns() {
   timespec now{};
