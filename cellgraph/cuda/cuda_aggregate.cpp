@@ -423,13 +423,73 @@ class CudaAggregator::Impl {
 
 CudaAggregator::CudaAggregator(int device) : CudaAggregator(CudaStream::create(device)) {}
 CudaAggregator::CudaAggregator(const CudaStream& stream) : impl_(std::make_unique<Impl>(stream)) {}
+
+#else  // !GW_HAS_CUDA
+
+namespace {
+[[noreturn]] void not_compiled() {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CudaAggregator: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use gw::aggregate_by_gene (CPU)");
+}
+}  // namespace
+
+// Never constructed (the constructor throws); it gives the forwarding methods below something to
+// call in a build without CUDA.
+class CudaAggregator::Impl {
+ public:
+  template <typename T>
+  void run_async(const T*,
+                 const Index*,
+                 const Index*,
+                 Index,
+                 Index,
+                 Index,
+                 Index,
+                 const AggregateOptions&,
+                 CudaAggregateMethod) {
+    not_compiled();
+  }
+  DeviceGeneAggregate device_result() const { not_compiled(); }
+  void synchronize() { not_compiled(); }
+  void check() { not_compiled(); }
+  template <typename T>
+  GeneAggregate<T> download() {
+    not_compiled();
+  }
+  template <typename T>
+  GeneAggregate<T> aggregate(std::span<const T>,
+                             std::span<const Index>,
+                             std::span<const Index>,
+                             Index,
+                             Index,
+                             Index,
+                             Index,
+                             const AggregateOptions&,
+                             CudaAggregateMethod) {
+    not_compiled();
+  }
+  double time_read(const void*, Offset, int) { not_compiled(); }
+  int device() const { not_compiled(); }
+  const CudaStream& stream() const { not_compiled(); }
+};
+
+CudaAggregator::CudaAggregator(int) { not_compiled(); }
+CudaAggregator::CudaAggregator(const CudaStream&) { not_compiled(); }
+
+#endif  // GW_HAS_CUDA
+
 CudaAggregator::~CudaAggregator() = default;
 CudaAggregator::CudaAggregator(CudaAggregator&&) noexcept = default;
 CudaAggregator& CudaAggregator::operator=(CudaAggregator&&) noexcept = default;
 
 CudaAggregator::Impl& CudaAggregator::impl() const {
+#if GW_HAS_CUDA
   GW_CHECK(impl_ != nullptr, "CudaAggregator: use of a moved-from object");
   return *impl_;
+#else
+  not_compiled();
+#endif
 }
 
 void CudaAggregator::run_async(const float* embeddings,
@@ -490,78 +550,5 @@ double CudaAggregator::time_read(const void* buffer, Offset bytes, int reps) {
 }
 int CudaAggregator::device() const { return impl().device(); }
 const CudaStream& CudaAggregator::stream() const { return impl().stream(); }
-
-#else  // !GW_HAS_CUDA
-
-class CudaAggregator::Impl {};
-
-namespace {
-[[noreturn]] void not_compiled() {
-  GW_THROW(ErrorCode::kNotCompiled,
-           "CudaAggregator: this gwalign was built without CUDA; rebuild with "
-           "-DGWALIGN_ENABLE_CUDA=ON or use gw::aggregate_by_gene (CPU)");
-}
-}  // namespace
-
-CudaAggregator::CudaAggregator(int) { not_compiled(); }
-CudaAggregator::CudaAggregator(const CudaStream&) { not_compiled(); }
-CudaAggregator::~CudaAggregator() = default;
-CudaAggregator::CudaAggregator(CudaAggregator&&) noexcept = default;
-CudaAggregator& CudaAggregator::operator=(CudaAggregator&&) noexcept = default;
-CudaAggregator::Impl& CudaAggregator::impl() const { not_compiled(); }
-void CudaAggregator::run_async(const float*,
-                               const Index*,
-                               const Index*,
-                               Index,
-                               Index,
-                               Index,
-                               Index,
-                               const AggregateOptions&,
-                               CudaAggregateMethod) {
-  not_compiled();
-}
-void CudaAggregator::run_async(const double*,
-                               const Index*,
-                               const Index*,
-                               Index,
-                               Index,
-                               Index,
-                               Index,
-                               const AggregateOptions&,
-                               CudaAggregateMethod) {
-  not_compiled();
-}
-DeviceGeneAggregate CudaAggregator::device_result() const { not_compiled(); }
-GeneAggregate<float> CudaAggregator::download_float() { not_compiled(); }
-GeneAggregate<double> CudaAggregator::download_double() { not_compiled(); }
-GeneAggregate<float> CudaAggregator::aggregate(std::span<const float>,
-                                               std::span<const Index>,
-                                               std::span<const Index>,
-                                               Index,
-                                               Index,
-                                               Index,
-                                               Index,
-                                               const AggregateOptions&,
-                                               CudaAggregateMethod) {
-  not_compiled();
-}
-GeneAggregate<double> CudaAggregator::aggregate(std::span<const double>,
-                                                std::span<const Index>,
-                                                std::span<const Index>,
-                                                Index,
-                                                Index,
-                                                Index,
-                                                Index,
-                                                const AggregateOptions&,
-                                                CudaAggregateMethod) {
-  not_compiled();
-}
-void CudaAggregator::synchronize() { not_compiled(); }
-void CudaAggregator::check() { not_compiled(); }
-double CudaAggregator::time_read(const void*, Offset, int) { not_compiled(); }
-int CudaAggregator::device() const { not_compiled(); }
-const CudaStream& CudaAggregator::stream() const { not_compiled(); }
-
-#endif  // GW_HAS_CUDA
 
 }  // namespace gw

@@ -205,13 +205,55 @@ class CudaHeatDiffusion::Impl {
 CudaHeatDiffusion::CudaHeatDiffusion(int device) : CudaHeatDiffusion(CudaStream::create(device)) {}
 CudaHeatDiffusion::CudaHeatDiffusion(const CudaStream& stream)
     : impl_(std::make_unique<Impl>(stream)) {}
+
+#else  // !GW_HAS_CUDA
+
+namespace {
+[[noreturn]] void not_compiled() {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CudaHeatDiffusion: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use gw::HeatDiffusion (CPU)");
+}
+}  // namespace
+
+// Never constructed (the constructor throws); it gives the forwarding methods below something to
+// call in a build without CUDA.
+class CudaHeatDiffusion::Impl {
+ public:
+  void prepare(const HeatDiffusion&) { not_compiled(); }
+  void prepare(const DiffusionGraphs&, Index, const DiffusionOptions&) { not_compiled(); }
+  template <typename T>
+  void apply_async(const T*, Index, T*) {
+    not_compiled();
+  }
+  template <typename T>
+  void apply(std::span<const T>, Index, std::span<T>) {
+    not_compiled();
+  }
+  void synchronize() { not_compiled(); }
+  Index num_graphs() const { not_compiled(); }
+  Index seq_len() const { not_compiled(); }
+  Offset nnz() const { not_compiled(); }
+  int device() const { not_compiled(); }
+  const CudaStream& stream() const { not_compiled(); }
+};
+
+CudaHeatDiffusion::CudaHeatDiffusion(int) { not_compiled(); }
+CudaHeatDiffusion::CudaHeatDiffusion(const CudaStream&) { not_compiled(); }
+
+#endif  // GW_HAS_CUDA
+
 CudaHeatDiffusion::~CudaHeatDiffusion() = default;
 CudaHeatDiffusion::CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept = default;
 CudaHeatDiffusion& CudaHeatDiffusion::operator=(CudaHeatDiffusion&&) noexcept = default;
 
 CudaHeatDiffusion::Impl& CudaHeatDiffusion::impl() const {
+#if GW_HAS_CUDA
   GW_CHECK(impl_ != nullptr, "CudaHeatDiffusion: use of a moved-from object");
   return *impl_;
+#else
+  not_compiled();
+#endif
 }
 
 void CudaHeatDiffusion::prepare(const DiffusionGraphs& graphs,
@@ -238,40 +280,5 @@ void CudaHeatDiffusion::apply(std::span<const double> x, Index channels, std::sp
 void CudaHeatDiffusion::synchronize() { impl().synchronize(); }
 int CudaHeatDiffusion::device() const { return impl().device(); }
 const CudaStream& CudaHeatDiffusion::stream() const { return impl().stream(); }
-
-#else  // !GW_HAS_CUDA
-
-class CudaHeatDiffusion::Impl {};
-
-namespace {
-[[noreturn]] void not_compiled() {
-  GW_THROW(ErrorCode::kNotCompiled,
-           "CudaHeatDiffusion: this gwalign was built without CUDA; rebuild with "
-           "-DGWALIGN_ENABLE_CUDA=ON or use gw::HeatDiffusion (CPU)");
-}
-}  // namespace
-
-CudaHeatDiffusion::CudaHeatDiffusion(int) { not_compiled(); }
-CudaHeatDiffusion::CudaHeatDiffusion(const CudaStream&) { not_compiled(); }
-CudaHeatDiffusion::~CudaHeatDiffusion() = default;
-CudaHeatDiffusion::CudaHeatDiffusion(CudaHeatDiffusion&&) noexcept = default;
-CudaHeatDiffusion& CudaHeatDiffusion::operator=(CudaHeatDiffusion&&) noexcept = default;
-CudaHeatDiffusion::Impl& CudaHeatDiffusion::impl() const { not_compiled(); }
-void CudaHeatDiffusion::prepare(const DiffusionGraphs&, Index, const DiffusionOptions&) {
-  not_compiled();
-}
-void CudaHeatDiffusion::prepare(const HeatDiffusion&) { not_compiled(); }
-Index CudaHeatDiffusion::num_graphs() const { not_compiled(); }
-Index CudaHeatDiffusion::seq_len() const { not_compiled(); }
-Offset CudaHeatDiffusion::nnz() const { not_compiled(); }
-void CudaHeatDiffusion::apply_async(const float*, Index, float*) { not_compiled(); }
-void CudaHeatDiffusion::apply_async(const double*, Index, double*) { not_compiled(); }
-void CudaHeatDiffusion::apply(std::span<const float>, Index, std::span<float>) { not_compiled(); }
-void CudaHeatDiffusion::apply(std::span<const double>, Index, std::span<double>) { not_compiled(); }
-void CudaHeatDiffusion::synchronize() { not_compiled(); }
-int CudaHeatDiffusion::device() const { not_compiled(); }
-const CudaStream& CudaHeatDiffusion::stream() const { not_compiled(); }
-
-#endif  // GW_HAS_CUDA
 
 }  // namespace gw

@@ -373,13 +373,53 @@ CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, int device)
 CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker& masker, const CudaStream& stream)
     : impl_(std::make_unique<Impl>(masker, stream)) {}
 
+#else  // !GW_HAS_CUDA
+
+namespace {
+[[noreturn]] void not_compiled() {
+  GW_THROW(ErrorCode::kNotCompiled,
+           "CudaEdgeMasker: this gwalign was built without CUDA; rebuild with "
+           "-DGWALIGN_ENABLE_CUDA=ON or use gw::EdgeMasker (CPU)");
+}
+}  // namespace
+
+// Never constructed (the constructor throws); it gives the forwarding methods below something to
+// call in a build without CUDA.
+class CudaEdgeMasker::Impl {
+ public:
+  Index num_nodes() const { not_compiled(); }
+  int num_types() const { not_compiled(); }
+  Offset num_edges(int) const { not_compiled(); }
+  int device() const { not_compiled(); }
+  const CudaStream& stream() const { not_compiled(); }
+  DeviceBatch upload_batch(const PerturbationBatch&) { not_compiled(); }
+  void removed_edges_async(const DeviceBatch&) { not_compiled(); }
+  DeviceRemovedEdges device_removed(int) const { not_compiled(); }
+  void keep_mask_async(int, const DeviceBatch&, std::uint8_t*) { not_compiled(); }
+  void synchronize() { not_compiled(); }
+  void check() { not_compiled(); }
+  std::vector<RemovedEdges> download_removed() { not_compiled(); }
+  std::vector<RemovedEdges> removed_edges(const PerturbationBatch&) { not_compiled(); }
+  std::vector<std::uint8_t> keep_mask(int, const PerturbationBatch&) { not_compiled(); }
+  double time_fill(std::uint8_t*, Offset, int) { not_compiled(); }
+};
+
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker&, int) { not_compiled(); }
+CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker&, const CudaStream&) { not_compiled(); }
+
+#endif  // GW_HAS_CUDA
+
 CudaEdgeMasker::~CudaEdgeMasker() = default;
 CudaEdgeMasker::CudaEdgeMasker(CudaEdgeMasker&&) noexcept = default;
 CudaEdgeMasker& CudaEdgeMasker::operator=(CudaEdgeMasker&&) noexcept = default;
 
 CudaEdgeMasker::Impl& CudaEdgeMasker::impl() const {
+#if GW_HAS_CUDA
   GW_CHECK(impl_ != nullptr, "CudaEdgeMasker: use of a moved-from object");
   return *impl_;
+#else
+  not_compiled();
+#endif
 }
 
 Index CudaEdgeMasker::num_nodes() const { return impl().num_nodes(); }
@@ -411,46 +451,5 @@ double CudaEdgeMasker::time_fill(std::uint8_t* buffer, Offset bytes, int reps) {
 }
 int CudaEdgeMasker::device() const { return impl().device(); }
 const CudaStream& CudaEdgeMasker::stream() const { return impl().stream(); }
-
-#else  // !GW_HAS_CUDA
-
-class CudaEdgeMasker::Impl {};
-
-namespace {
-[[noreturn]] void not_compiled() {
-  GW_THROW(ErrorCode::kNotCompiled,
-           "CudaEdgeMasker: this gwalign was built without CUDA; rebuild with "
-           "-DGWALIGN_ENABLE_CUDA=ON or use gw::EdgeMasker (CPU)");
-}
-}  // namespace
-
-CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker&, int) { not_compiled(); }
-CudaEdgeMasker::CudaEdgeMasker(const EdgeMasker&, const CudaStream&) { not_compiled(); }
-
-CudaEdgeMasker::~CudaEdgeMasker() = default;
-CudaEdgeMasker::CudaEdgeMasker(CudaEdgeMasker&&) noexcept = default;
-CudaEdgeMasker& CudaEdgeMasker::operator=(CudaEdgeMasker&&) noexcept = default;
-CudaEdgeMasker::Impl& CudaEdgeMasker::impl() const { not_compiled(); }
-Index CudaEdgeMasker::num_nodes() const { not_compiled(); }
-int CudaEdgeMasker::num_types() const { not_compiled(); }
-Offset CudaEdgeMasker::num_edges(int) const { not_compiled(); }
-DeviceBatch CudaEdgeMasker::upload_batch(const PerturbationBatch&) { not_compiled(); }
-void CudaEdgeMasker::removed_edges_async(const DeviceBatch&) { not_compiled(); }
-DeviceRemovedEdges CudaEdgeMasker::device_removed(int) const { not_compiled(); }
-void CudaEdgeMasker::keep_mask_async(int, const DeviceBatch&, std::uint8_t*) { not_compiled(); }
-void CudaEdgeMasker::synchronize() { not_compiled(); }
-void CudaEdgeMasker::check() { not_compiled(); }
-std::vector<RemovedEdges> CudaEdgeMasker::download_removed() { not_compiled(); }
-std::vector<RemovedEdges> CudaEdgeMasker::removed_edges(const PerturbationBatch&) {
-  not_compiled();
-}
-std::vector<std::uint8_t> CudaEdgeMasker::keep_mask(int, const PerturbationBatch&) {
-  not_compiled();
-}
-double CudaEdgeMasker::time_fill(std::uint8_t*, Offset, int) { not_compiled(); }
-int CudaEdgeMasker::device() const { not_compiled(); }
-const CudaStream& CudaEdgeMasker::stream() const { not_compiled(); }
-
-#endif  // GW_HAS_CUDA
 
 }  // namespace gw
