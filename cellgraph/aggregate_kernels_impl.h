@@ -1,5 +1,5 @@
-// The per-gene segment mean of aggregate_by_gene (aggregate.cpp), compiled once per
-// instruction-set target in aggregate_isa.cpp (core/isa_dispatch_impl.h). Private to cellgraph.
+// The per-gene sums of aggregate_by_gene (aggregate.cpp), compiled once per instruction-set target
+// in aggregate_isa.cpp (core/isa_dispatch_impl.h). Private to cellgraph.
 #pragma once
 
 #include <type_traits>
@@ -9,22 +9,31 @@
 
 namespace gw::detail {
 
-// mean[h] = (sum over t in [k0, k1) of emb[order[t] * hidden + h]) / (k1 - k0), summed in double in
-// the order of `order`; acc is caller scratch of `hidden` doubles. k1 > k0.
+// One row of tokens, positions t in [t0, t1) in order: the token's gene is u = compact[ids[t]]
+// (or u = ids[t] when compact is null); if u0 <= u < u1, then for every h < hidden
+//   acc[(u - u0) * hidden + h] += row[t * hidden + h]   (each value widened to double).
+// acc holds the rows of genes [u0, u1).
 template <typename T>
-using SegmentMeanFn = void (*)(
-    const T* emb, const Offset* order, Offset k0, Offset k1, Index hidden, double* acc, T* mean);
+using RowSumFn = void (*)(const T* row,
+                          const Index* ids,
+                          const Index* compact,
+                          Index t0,
+                          Index t1,
+                          Index u0,
+                          Index u1,
+                          Index hidden,
+                          double* acc);
 
 struct AggregateKernels {
-  SegmentMeanFn<float> segment_mean_f;
-  SegmentMeanFn<double> segment_mean_d;
+  RowSumFn<float> row_sum_f;
+  RowSumFn<double> row_sum_d;
 
   template <typename T>
-  SegmentMeanFn<T> segment_mean() const {
+  RowSumFn<T> row_sum() const {
     if constexpr (std::is_same_v<T, float>) {
-      return segment_mean_f;
+      return row_sum_f;
     } else {
-      return segment_mean_d;
+      return row_sum_d;
     }
   }
 };

@@ -109,6 +109,52 @@ TEST(Aggregate, SparseIdsUseTheSortedPathWithTheSameResult) {
   }
 }
 
+TEST(Aggregate, ManyGeneChunksWithSkewedCountsMatchTheOracleForEveryThreadCount) {
+  // sum_cache_bytes of 64 KiB holds 32 genes' sums of 256 doubles: ~4,500 genes make ~140
+  // chunks (the default budget's chunking is what the other tests run), and the squared draw skews
+  // the counts (low ids ~10x as frequent as high ones), so the chunks' gene ranges differ in
+  // width. Dense and sparse ids, float and double.
+  Rng rng(5);
+  const Index b = 120;
+  const Index t = 300;
+  const Index h = 256;
+  for (Index id_stride : {1, 70000}) {
+    Batch data(rng, b, t, h, 1, id_stride);
+    for (Index r = 0; r < b; ++r) {
+      for (Index p = 0; p < data.lengths[r]; ++p) {
+        const double x = rng.uniform();
+        data.ids[static_cast<std::size_t>(r) * t + p] =
+            static_cast<Index>(6000 * x * x) * id_stride;
+        for (Index c = 0; c < h; ++c) {
+          data.emb[(static_cast<std::size_t>(r) * t + p) * h + c] = 4.0 * rng.uniform() - 2.0;
+        }
+      }
+    }
+    const GeneAggregate<double> ref = aggregate_by_gene_reference(
+        std::span<const double>(data.emb), data.ids, data.lengths, b, t, h, false);
+    ASSERT_GT(ref.num_genes(), 4000);
+    const std::vector<float> emb_f(data.emb.begin(), data.emb.end());
+    const GeneAggregate<double> ref_f = aggregate_by_gene_reference(
+        std::span<const float>(emb_f), data.ids, data.lengths, b, t, h, false);
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("id stride " + std::to_string(id_stride) + ", " + std::to_string(threads) +
+                   " threads");
+      AggregateOptions options;
+      options.threads = threads;
+      options.sum_cache_bytes = 64 << 10;
+      expect_equal(aggregate_by_gene(
+                       std::span<const double>(data.emb), data.ids, data.lengths, b, t, h, options),
+                   ref);
+      const GeneAggregate<float> got_f = aggregate_by_gene(
+          std::span<const float>(emb_f), data.ids, data.lengths, b, t, h, options);
+      ASSERT_EQ(got_f.mean.size(), ref_f.mean.size());
+      for (std::size_t i = 0; i < got_f.mean.size(); ++i) {
+        ASSERT_EQ(got_f.mean[i], static_cast<float>(ref_f.mean[i])) << i;
+      }
+    }
+  }
+}
+
 TEST(Aggregate, HandCheckedSmallBatch) {
   // Row 0: [CLS=9, 3, 5, 3], row 1: length 0, row 2: [CLS=9, 5] + padding.
   const std::vector<double> emb = {0, 0, 1,  2,  3,  4,  5,  6,  //
