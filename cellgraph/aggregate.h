@@ -24,6 +24,8 @@
 
 namespace gw {
 
+// skip_cls applies to both backends; threads and sum_cache_bytes tune the CPU code only
+// (gw::CudaAggregator reads skip_cls alone).
 struct AggregateOptions {
   // Exclude position 0 of every row (a leading CLS token).
   bool skip_cls = false;
