@@ -78,14 +78,17 @@ run_target() {
     # fails the run. replace_intrin=0: ASan's memcpy interceptor would report HDF5's internal
     # over-read from inside the uninstrumented library (gwalign's own loads and stores are still
     # checked).
-    # allocator_may_return_null + max_allocation_size_mb: HDF5's multi-gigabyte requests on a
-    # corrupt length (plain malloc) fail as HDF5 errors instead of killing the child; gwalign's
-    # own allocations go through operator new, which still aborts with a report above 1 GiB.
-    asan_options="$asan_options:replace_intrin=0:allocator_may_return_null=1:max_allocation_size_mb=1024"
+    # allocator_may_return_null + max_allocation_size_mb: HDF5's huge requests on a corrupt length
+    # (plain malloc) fail as HDF5 errors instead of killing the child, and below the limit HDF5
+    # zero-fills what it asked for, so the limit is low: 64 MiB, four times the harness's read
+    # budget (gw::io::set_max_read_bytes, 16 MiB), which every gwalign read is checked against
+    # before it allocates; gwalign's own allocations go through operator new, which still aborts
+    # with a report above the limit.
+    asan_options="$asan_options:replace_intrin=0:allocator_may_return_null=1:max_allocation_size_mb=64"
     # One child per core (FUZZ_FORKS overrides): every restart after one of HDF5's bugs costs a
     # process start, so a second worker keeps the core busy meanwhile.
     mode=(-fork="${FUZZ_FORKS:-$(nproc)}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=0)
-    unit_timeout=2  # a normal input takes milliseconds; HDF5's hangs would eat the budget
+    unit_timeout=1  # a normal input takes milliseconds; HDF5's hangs would eat the budget
   fi
   local status=0
   # shellcheck disable=SC2086
