@@ -438,16 +438,8 @@ namespace {
 // call in a build without CUDA.
 class CudaAggregator::Impl {
  public:
-  template <typename T>
-  void run_async(const T*,
-                 const Index*,
-                 const Index*,
-                 Index,
-                 Index,
-                 Index,
-                 Index,
-                 const AggregateOptions&,
-                 CudaAggregateMethod) {
+  template <typename T, typename... Args>
+  void run_async(const Args&...) {
     not_compiled();
   }
   DeviceGeneAggregate device_result() const { not_compiled(); }
@@ -457,16 +449,8 @@ class CudaAggregator::Impl {
   GeneAggregate<T> download() {
     not_compiled();
   }
-  template <typename T>
-  GeneAggregate<T> aggregate(std::span<const T>,
-                             std::span<const Index>,
-                             std::span<const Index>,
-                             Index,
-                             Index,
-                             Index,
-                             Index,
-                             const AggregateOptions&,
-                             CudaAggregateMethod) {
+  template <typename T, typename... Args>
+  GeneAggregate<T> aggregate(const Args&...) {
     not_compiled();
   }
   double time_read(const void*, Offset, int) { not_compiled(); }
