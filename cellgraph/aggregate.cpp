@@ -15,8 +15,8 @@ namespace gw {
 
 namespace {
 
-// Per-part histograms cost parts x (id range or U) counters; above this many the parts are
-// reduced (down to one, a serial count).
+// Per-part id histograms (dense ids) cost parts x (id range) counters; above this many the parts
+// are reduced (down to one, a serial count).
 constexpr Offset kHistogramBudget = Offset{1} << 24;
 // Ids below max(this, 2 * tokens) use a direct id -> gene table.
 constexpr Offset kDenseRange = Offset{1} << 22;
@@ -206,7 +206,8 @@ GeneAggregate<T> aggregate(std::span<const T> embeddings,
   const detail::RowSumFn<T> row_sum = detail::aggregate_kernels().row_sum<T>();
   const Index* id_table = dense ? gene_ids.data() : position_gene.data();
   const Index* lookup = dense ? compact.data() : nullptr;
-#pragma omp parallel num_threads(static_cast <int>(std::min <Offset>(threads, chunk_count)))
+  const int teams = static_cast<int>(std::min<Offset>(threads, chunk_count));
+#pragma omp parallel num_threads(teams)
   {
     std::vector<double> acc(static_cast<std::size_t>(widest) * hidden);
 #pragma omp for schedule(dynamic, 1)
