@@ -35,8 +35,12 @@ run_asan() {
   local flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
   # GWALIGN_MPI=OFF: OpenMPI keeps allocations alive past MPI_Finalize, which LeakSanitizer can
   # report from the ranks of the mpirun tests (those tests skip in a build without MPI).
+  # -g1 (line tables and function names, no variable info) instead of RelWithDebInfo's -g: the
+  # sanitizer's stack traces still name file:line, and the build is about a third faster (59 s ->
+  # 39 s for solver/exact.cpp), which is most of this stage's time.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGWALIGN_ENABLE_CUDA=OFF \
     -DGWALIGN_BUILD_BENCH=OFF -DGWALIGN_PYTHON=OFF -DGWALIGN_MPI=OFF \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
     "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
     "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
@@ -62,9 +66,13 @@ run_tsan() {
   local dir="$PREFIX-tsan"
   header "ThreadSanitizer build ($dir, clang 14 + libomp + Archer): ${TSAN_TESTS[*]}"
   local flags="-fsanitize=thread -fno-omit-frame-pointer"
+  # -gline-tables-only: file:line in the race reports (inlined frames included) at a fraction of
+  # full debug info's compile time.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGWALIGN_ENABLE_CUDA=OFF \
     -DGWALIGN_BUILD_BENCH=OFF -DGWALIGN_PYTHON=OFF \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
     "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" >/dev/null
   local targets=() test failed=()
