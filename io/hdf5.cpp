@@ -2,8 +2,13 @@
 // hdf5_writer.cpp.
 #include "io/hdf5.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -479,14 +484,20 @@ std::vector<FilterEntry> filters_of(hid_t dataset) {
   return out;
 }
 
-bool has_string_attribute(hid_t object, const char* name, std::string* value) {
+// Whether `object` has a string attribute `name` holding one string, and that string. Other types
+// and lengths count as absent; an attribute that cannot be read throws, naming the attribute and
+// `where` (Reader::Impl::where of the object: its path and the file).
+bool has_string_attribute(hid_t object,
+                          const char* name,
+                          const std::string& where,
+                          std::string* value) {
   if (H5Aexists(object, name) <= 0) return false;
   Handle attribute = detail::attribute_handle(H5Aopen(object, name, H5P_DEFAULT));
   if (!attribute.valid()) return false;
   Handle type = detail::type_handle(H5Aget_type(attribute.get()));
   if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) return false;
-  const std::vector<std::string> values =
-      read_string_values(Source{attribute.get(), true}, std::string("attribute ") + name);
+  const std::vector<std::string> values = read_string_values(
+      Source{attribute.get(), true}, "attribute '" + std::string(name) + "' of " + where);
   if (values.size() != 1) return false;
   if (value) *value = values[0];
   return true;
@@ -502,6 +513,36 @@ std::vector<std::string> attribute_names_of(hid_t object) {
   hsize_t index = 0;
   H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, &index, collect_attribute_name, &names);
   return names;
+}
+
+// Opens and reads the start of `path` (not a directory) ourselves, because H5Fis_hdf5 answers
+// "not HDF5" and "cannot read" alike, and blocks opening a FIFO that has no writer: a file that
+// cannot be read is kIo with the OS's reason, not "not an HDF5 file".
+void check_readable(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const int err = errno;
+    GW_THROW(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+             "cannot open file '" << path << "' for reading (" << std::strerror(err) << ")");
+  }
+  struct stat info {};
+  const bool streaming =
+      ::fstat(fd, &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode));
+  char byte = 0;
+  const ssize_t got = streaming ? 0 : ::pread(fd, &byte, 1, 0);
+  const int err = errno;
+  ::close(fd);
+  if (streaming) {
+    // HDF5 reads at offsets (the superblock, then wherever it points), which a pipe cannot do.
+    GW_THROW(ErrorCode::kIo,
+             "cannot read file '" << path
+                                  << "' as HDF5: it is a pipe or socket, and HDF5 needs to seek; "
+                                     "save it to a regular file first");
+  }
+  if (got < 0) {
+    GW_THROW(ErrorCode::kIo, "cannot read file '" << path << "' (" << std::strerror(err) << ")");
+  }
 }
 
 bool is_sparse_encoding(const std::string& encoding) {
@@ -654,7 +695,7 @@ ObjectInfo Reader::Impl::info(const std::string& normalized) const {
   out.path = normalized;
   out.kind = kind(normalized);
   out.attributes = attribute_names_of(object.get());
-  has_string_attribute(object.get(), "encoding-type", &out.encoding_type);
+  has_string_attribute(object.get(), "encoding-type", where(normalized), &out.encoding_type);
   if (out.kind == ObjectKind::kDataset) {
     Handle type = detail::type_handle(H5Dget_type(object.get()));
     Handle space = detail::space_handle(H5Dget_space(object.get()));
@@ -665,7 +706,8 @@ ObjectInfo Reader::Impl::info(const std::string& normalized) const {
   }
   // Sparse groups: report the matrix shape and the data dtype.
   std::string format;
-  const bool h5sparse = has_string_attribute(object.get(), "h5sparse_format", &format);
+  const bool h5sparse =
+      has_string_attribute(object.get(), "h5sparse_format", where(normalized), &format);
   if (is_sparse_encoding(out.encoding_type) || h5sparse) {
     for (const char* shape_name : {"shape", "h5sparse_shape"}) {
       if (H5Aexists(object.get(), shape_name) > 0) {
@@ -808,11 +850,28 @@ Reader::Reader(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) GW_THROW(ErrorCode::kNotFound, "file '" << path << "' does not exist");
+  if (status.type() == fs::file_type::not_found) {
+    GW_THROW(ErrorCode::kNotFound, "file '" << path << "' does not exist");
+  }
+  if (!fs::exists(status)) {  // stat failed for another reason: a parent not searchable, a loop
+    GW_THROW(ErrorCode::kIo, "cannot access file '" << path << "' (" << ec.message() << ")");
+  }
   if (fs::is_directory(status)) {
     GW_THROW(ErrorCode::kBadData, "'" << path << "' is a directory, not an HDF5 file");
   }
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
+  check_readable(path);
+  errno = 0;
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 < 0) {
+    // The file could be opened and read above, so this is rare (a read failing later in the
+    // file); it is still an I/O failure, not evidence about the contents.
+    const int err = errno;
+    GW_THROW(ErrorCode::kIo,
+             "cannot read file '" << path << "' to check that it is HDF5"
+                                  << (err != 0 ? std::string(" (") + std::strerror(err) + ")"
+                                               : std::string()));
+  }
+  if (is_hdf5 == 0) {
     GW_THROW(ErrorCode::kBadData,
              "file '" << path << "' is not an HDF5 file (expected .h5 / .h5ad)");
   }
@@ -917,9 +976,9 @@ CsrArray<T> Reader::read_csr(std::string_view object) const {
   Handle group = impl_->open(path, ObjectKind::kGroup);
   const std::string what = "sparse group " + impl_->where(path);
   std::string encoding;
-  has_string_attribute(group.get(), "encoding-type", &encoding);
+  has_string_attribute(group.get(), "encoding-type", impl_->where(path), &encoding);
   std::string h5sparse_format;
-  has_string_attribute(group.get(), "h5sparse_format", &h5sparse_format);
+  has_string_attribute(group.get(), "h5sparse_format", impl_->where(path), &h5sparse_format);
   bool csc = false;
   if (!encoding.empty()) {
     if (encoding == "csc_matrix") {
@@ -965,6 +1024,13 @@ CsrArray<T> Reader::read_csr(std::string_view object) const {
     GW_THROW(ErrorCode::kUnsupported,
              what << " has " << minor << " " << (csc ? "rows" : "columns")
                   << "; gwalign indexes nodes with int32 (at most 2^31 - 1)");
+  }
+  // A CSC group's columns become the column indices of the CSR result: they must fit Index too,
+  // or the conversion below would wrap them (checked on the shape, before indptr is read).
+  if (csc && major > std::numeric_limits<Index>::max()) {
+    GW_THROW(ErrorCode::kUnsupported,
+             what << " has " << major
+                  << " columns; gwalign indexes nodes with int32 (at most 2^31 - 1)");
   }
   auto read_member = [&](const char* name) {
     return std::string(path == "/" ? "" : path) + "/" + name;

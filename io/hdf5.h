@@ -4,6 +4,7 @@
 // neither hdf5.h nor HDF5's compile flags. Every failure is a gw::Error whose one-line message
 // names the file and the object path:
 //   missing file / dataset / group / attribute  -> ErrorCode::kNotFound (lists what exists nearby)
+//   a file that cannot be opened or read (permissions, a pipe) -> kIo, with the OS's reason
 //   not an HDF5 file, wrong rank or dtype, invalid CSR, out-of-range value -> kBadData
 //   a compression filter this build cannot decode -> kUnsupported (names dataset and filter)
 //   an output that cannot be created -> kCannotCreate;   read/write failure -> kIo
@@ -229,9 +230,10 @@ enum class IndexWidth {
 };
 
 // An output HDF5 file written atomically: everything goes to a temporary file next to the target
-// (`<dir>/.<name>.tmp-<pid>-<counter>`), and commit() closes, flushes, fsyncs and renames it onto
-// the target. Destroying a Writer without commit() removes the temporary file, so an interrupted
-// run never leaves a half-written output (nor a stale temporary, short of a crash). Move-only.
+// (`<dir>/.<name>.tmp-<pid>-<random>`, see io/temp_file.h: a stale one left by a killed run is
+// skipped), and commit() closes, flushes, fsyncs and renames it onto the target. Destroying a
+// Writer without commit() removes the temporary file, so an interrupted run never leaves a
+// half-written output (nor a stale temporary, short of a crash). Move-only.
 //
 // Writing to an object path that exists replaces it (the old object is unlinked; HDF5 does not
 // reclaim its space, `h5repack` does). Missing parent groups are created.

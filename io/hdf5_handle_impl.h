@@ -91,6 +91,14 @@ std::string csr_problem(std::int64_t rows,
                         std::span<const Index> indices,
                         std::size_t data_size);
 
+// The chunk size Writer aims at for compressed datasets.
+inline constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+// The chunk dimensions Writer uses for a compressed dataset of `shape` (no dimension 0): cut along
+// the leading dimensions first (row blocks of a matrix), and along inner ones only where a single
+// index of the outer ones is over kChunkBytes. Every chunk dimension is in [1, shape[d]] and the
+// chunk holds at most kChunkBytes (so it is always under HDF5's 4 GiB limit on chunks).
+std::vector<hsize_t> chunk_shape(std::span<const std::int64_t> shape, std::size_t element_size);
+
 // Registers gwalign's LZF decoder as HDF5 filter 32000 (idempotent). Returns false if HDF5
 // refused the registration.
 bool register_lzf_filter();

@@ -2,8 +2,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "core/error.h"
 #include "io/hdf5.h"
 #include "io/hdf5_handle_impl.h"
+#include "io/temp_file.h"
 
 namespace gw::io {
 
@@ -34,11 +36,9 @@ using detail::Handle;
 using detail::Hdf5Lock;
 using detail::normalize_path;
 
-std::atomic<unsigned> temp_counter{0};
-
 // Checks the target's directory and creates an empty, exclusive temporary file next to it, so
 // that a missing or unwritable directory is reported with the OS's reason before HDF5 is involved.
-std::string create_temp_file(const std::string& path) {
+std::string create_output_temp(const std::string& path) {
   namespace fs = std::filesystem;
   GW_CHECK(!path.empty(), "the output path is empty; give a file name such as out.h5");
   const fs::path target(path);
@@ -60,19 +60,7 @@ std::string create_temp_file(const std::string& path) {
   if (fs::is_directory(fs::status(target, ec))) {
     GW_THROW(ErrorCode::kCannotCreate, "cannot create '" << path << "': it is a directory");
   }
-  std::ostringstream temp;
-  if (!dir.empty()) temp << dir.string() << "/";
-  temp << "." << target.filename().string() << ".tmp-" << ::getpid() << "-"
-       << temp_counter.fetch_add(1);
-  const int fd = ::open(temp.str().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    const int err = errno;
-    GW_THROW(ErrorCode::kCannotCreate,
-             "cannot create '" << path << "': cannot write in directory '" << dir_text << "' ("
-                               << std::strerror(err) << ")");
-  }
-  ::close(fd);
-  return temp.str();
+  return create_temp_file(path);
 }
 
 Handle strong_close_fapl() {
@@ -125,28 +113,31 @@ Handle make_space(std::span<const std::int64_t> shape) {
       H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
 }
 
-// Chunks of about kChunkBytes, cut along the leading dimensions first (row blocks of a matrix).
+}  // namespace
+
+namespace detail {
 std::vector<hsize_t> chunk_shape(std::span<const std::int64_t> shape, std::size_t element_size) {
-  constexpr double kChunkBytes = 1 << 20;
   std::vector<hsize_t> chunk(shape.begin(), shape.end());
   for (std::size_t d = 0; d < chunk.size(); ++d) {
     double inner = static_cast<double>(element_size);
     for (std::size_t e = d + 1; e < chunk.size(); ++e) inner *= static_cast<double>(chunk[e]);
-    const double fit = std::max(1.0, std::floor(kChunkBytes / inner));
+    const double fit = std::floor(static_cast<double>(kChunkBytes) / inner);
     if (static_cast<double>(chunk[d]) <= fit) break;  // everything from here on fits
-    chunk[d] = static_cast<hsize_t>(fit);
-    if (fit > 1.0) break;
+    chunk[d] = static_cast<hsize_t>(std::max(1.0, fit));
+    // One slice of the inner dimensions alone is over the target (fit < 1, e.g. a 1 x 2^30 row):
+    // keep a single index here and go on cutting the inner dimensions, or the chunk exceeds
+    // HDF5's 4 GiB limit on chunks.
+    if (fit >= 1.0) break;
   }
   return chunk;
 }
-
-}  // namespace
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 
 Writer::Writer(const std::string& path) {
   Hdf5Lock lock;
-  const std::string temp = create_temp_file(path);
+  const std::string temp = create_output_temp(path);
   Handle fapl = strong_close_fapl();
   Handle file =
       detail::file_handle(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
@@ -164,7 +155,7 @@ Writer::Writer(const std::string& path) {
 Writer Writer::copy_of(const std::string& source, const std::string& path) {
   Hdf5Lock lock;
   { Reader check(source); }  // kNotFound / kBadData for a missing or non-HDF5 source
-  const std::string temp = create_temp_file(path);
+  const std::string temp = create_output_temp(path);
   std::error_code ec;
   std::filesystem::copy_file(source, temp, std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) {
@@ -331,9 +322,12 @@ void Writer::write_array(std::string_view object,
   Handle space = make_space(shape);
   Handle dcpl = detail::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
   if (options.gzip_level > 0 && count > 0 && !shape.empty()) {
-    const std::vector<hsize_t> chunk = chunk_shape(shape, sizeof(T));
-    H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data());
-    H5Pset_deflate(dcpl.get(), static_cast<unsigned>(options.gzip_level));
+    const std::vector<hsize_t> chunk = detail::chunk_shape(shape, sizeof(T));
+    GW_CHECK_CODE(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0 &&
+                      H5Pset_deflate(dcpl.get(), static_cast<unsigned>(options.gzip_level)) >= 0,
+                  ErrorCode::kIo,
+                  "cannot set up gzip chunks for dataset " << impl_->state().where(path)
+                                                           << "; write it without compression");
   }
   Handle stored_bool;
   Handle memory_bool;

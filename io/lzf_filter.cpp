@@ -8,7 +8,8 @@
 //            the next input byte; the distance is ((c & 31) << 8 | next byte) + 1 bytes back in
 //            the output. Source and destination may overlap (run-length style repeats), so the
 //            copy goes byte by byte.
-// h5py's filter stores the uncompressed chunk size in cd_values[2]; chunks that did not compress
+// h5py's filter stores the uncompressed chunk size in cd_values[2], and every chunk must decode to
+// exactly that many bytes (anything else fails the read); chunks that did not compress
 // are stored raw with the filter skipped through the chunk's filter mask, so they never get here.
 #include <algorithm>
 #include <cstring>
@@ -66,14 +67,22 @@ size_t lzf_filter(unsigned int flags,
                   size_t* buf_size,
                   void** buf) {
   if ((flags & H5Z_FLAG_REVERSE) == 0) return 0;  // no encoder: writing LZF fails cleanly
-  std::size_t out_size = (cd_nelmts >= 3 && cd_values[2] != 0)
-                             ? static_cast<std::size_t>(cd_values[2])
-                             : std::max<std::size_t>(4 * nbytes, 64);
+  const bool size_known = cd_nelmts >= 3 && cd_values[2] != 0;
+  std::size_t out_size =
+      size_known ? static_cast<std::size_t>(cd_values[2]) : std::max<std::size_t>(4 * nbytes, 64);
   for (int step = 0; step <= kMaxGrowthSteps; ++step) {
     void* out = H5allocate_memory(out_size, false);
     if (out == nullptr) return 0;
     const std::ptrdiff_t written = lzf_decode(
         static_cast<const std::uint8_t*>(*buf), nbytes, static_cast<std::uint8_t*>(out), out_size);
+    // A chunk always decodes to the whole chunk (HDF5 stores edge chunks at full size), but HDF5
+    // does not compare the size a filter returns with the chunk's: a chunk that decoded short would
+    // hand the rest of the buffer, uninitialised, to the caller as data. Where h5py recorded the
+    // size, any other length (shorter, or longer than the buffer) is a corrupt chunk.
+    if (size_known && written != static_cast<std::ptrdiff_t>(out_size)) {
+      H5free_memory(out);
+      return 0;
+    }
     if (written >= 0) {
       H5free_memory(*buf);
       *buf = out;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "core/rng.h"
 #include "io/hdf5.h"
 #include "io/hdf5_handle_impl.h"
+#include "io/temp_file.h"
 #include "io_test_util.h"
 
 namespace gw::io {
@@ -107,6 +109,68 @@ TEST(Hdf5, LargeGzipDatasetRoundTripsAcrossManyChunks) {
   const Array<double> back = Reader(path).read_array<double>("m", 2);
   EXPECT_EQ(back.shape, (std::vector<std::int64_t>{3000, 200}));
   EXPECT_EQ(back.data, values);
+}
+
+// Compressed datasets are chunked at about kChunkBytes: leading dimensions are cut first, and inner
+// ones too where one index of the outer ones is already over the target. A 1 x 2^30 float64 row
+// used to get the whole 8 GiB row as one chunk, over HDF5's 4 GiB limit.
+TEST(Hdf5, ChunkShapeStaysUnderTheTargetAndCutsLeadingDimensionsFirst) {
+  struct Case {
+    std::vector<std::int64_t> shape;
+    std::size_t element_size;
+  };
+  const std::vector<Case> cases = {
+      {{1, std::int64_t{1} << 30}, 8},
+      {{std::int64_t{1} << 30, 1}, 8},
+      {{3, 5, std::int64_t{1} << 28}, 4},
+      {{2, std::int64_t{1} << 21, 3}, 8},
+      {{std::int64_t{1} << 20, 3}, 8},
+      {{std::int64_t{1} << 40}, 1},
+      {{100, 4}, 8},
+      {{7}, 2},
+  };
+  for (const Case& c : cases) {
+    const std::vector<hsize_t> chunk = detail::chunk_shape(c.shape, c.element_size);
+    ASSERT_EQ(chunk.size(), c.shape.size());
+    double bytes = static_cast<double>(c.element_size);
+    for (std::size_t d = 0; d < chunk.size(); ++d) {
+      EXPECT_GE(chunk[d], 1u) << "dimension " << d << " of case " << &c - cases.data();
+      EXPECT_LE(chunk[d], static_cast<hsize_t>(c.shape[d])) << "case " << &c - cases.data();
+      bytes *= static_cast<double>(chunk[d]);
+    }
+    EXPECT_LE(bytes, static_cast<double>(detail::kChunkBytes)) << "case " << &c - cases.data();
+  }
+  using Chunk = std::vector<hsize_t>;
+  EXPECT_EQ(detail::chunk_shape(cases[0].shape, 8), (Chunk{1, 131072}));
+  EXPECT_EQ(detail::chunk_shape(cases[2].shape, 4), (Chunk{1, 1, 262144}));
+  EXPECT_EQ(detail::chunk_shape(cases[3].shape, 8), (Chunk{1, 43690, 3}));
+  EXPECT_EQ(detail::chunk_shape(cases[4].shape, 8), (Chunk{43690, 3}));  // row blocks
+  EXPECT_EQ(detail::chunk_shape(cases[6].shape, 8), (Chunk{100, 4}));    // small: one chunk
+
+  // The Writer uses it: a 1 x 2^18 float64 row (2 MiB) is stored in 1 MiB chunks.
+  TempDir dir;
+  const std::string path = dir.file("row.h5");
+  const std::int64_t n = std::int64_t{1} << 18;
+  const std::vector<double> values(static_cast<std::size_t>(n), 0.5);
+  {
+    Writer writer(path);
+    DatasetOptions gzip;
+    gzip.gzip_level = 1;
+    writer.write_array<double>("/row", values, std::vector<std::int64_t>{1, n}, gzip);
+    writer.commit();
+  }
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t dataset = H5Dopen2(file, "/row", H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(dataset);
+  hsize_t stored[2] = {0, 0};
+  EXPECT_EQ(H5Pget_chunk(dcpl, 2, stored), 2);
+  H5Pclose(dcpl);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  EXPECT_EQ(stored[0], 1u);
+  EXPECT_EQ(stored[1], 131072u);
+  EXPECT_EQ(Reader(path).read_array<double>("/row").data, values);
 }
 
 TEST(Hdf5, BoolRoundTripsAsH5pyEnumAndReadsAsZeroOne) {
@@ -330,6 +394,42 @@ TEST(Hdf5, CscGroupIsConvertedToCsr) {
     EXPECT_TRUE(std::is_sorted(csr.indices.begin() + csr.indptr[i],
                                csr.indices.begin() + csr.indptr[i + 1]));
   }
+}
+
+// A CSC group's columns become the CSR result's column indices (int32): more than 2^31 - 1 of them
+// is refused from the shape attribute, before anything is read (they used to wrap after the
+// conversion). Its rows are indices already and were checked before.
+TEST(Hdf5, CscGroupWithMoreThanInt32MaxColumnsIsUnsupported) {
+  TempDir dir;
+  const std::string path = dir.file("wide_csc.h5");
+  {
+    Writer writer(path);
+    for (const char* group : {"/wide", "/tall"}) {
+      writer.ensure_group(group);
+      writer.set_attribute(group, "encoding-type", "csc_matrix");
+      writer.write_array<double>(
+          std::string(group) + "/data", std::vector<double>{}, std::vector<std::int64_t>{0});
+      writer.write_array<std::int32_t>(std::string(group) + "/indices",
+                                       std::vector<std::int32_t>{},
+                                       std::vector<std::int64_t>{0});
+      writer.write_array<std::int64_t>(std::string(group) + "/indptr",
+                                       std::vector<std::int64_t>{0, 0, 0},
+                                       std::vector<std::int64_t>{3});
+    }
+    const std::int64_t wide[2] = {2, std::int64_t{1} << 31};
+    writer.set_attribute_array<std::int64_t>("/wide", "shape", wide);
+    const std::int64_t tall[2] = {std::int64_t{1} << 31, 2};
+    writer.set_attribute_array<std::int64_t>("/tall", "shape", tall);
+    writer.commit();
+  }
+  const Reader reader(path);
+  EXPECT_GW_ERROR(reader.read_csr<double>("/wide"),
+                  ErrorCode::kUnsupported,
+                  "'/wide' in '" + path + "'",
+                  "2147483648 columns",
+                  "at most 2^31 - 1");
+  EXPECT_GW_ERROR(
+      reader.read_csr<double>("/tall"), ErrorCode::kUnsupported, "'/tall'", "2147483648 rows");
 }
 
 // Writes a CSR group from raw arrays, bypassing Writer::write_csr's validation.
@@ -578,6 +678,70 @@ TEST(Hdf5, LzfDecoderHandlesLiteralsBackReferencesAndErrors) {
   EXPECT_TRUE(lzf({}, 8).empty());
 }
 
+// Writes a 16-element int32 dataset in one chunk (64 bytes) whose stored bytes are `stream`, with
+// LZF as h5py records it (cd_values[2] = the chunk's size), bypassing any encoder.
+void write_lzf_chunk(hid_t file, const char* name, const std::vector<std::uint8_t>& stream) {
+  const hsize_t n = 16;
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &n);
+  const unsigned cd_values[3] = {4, 3, 64};  // h5py: filter revision, LZF version, chunk bytes
+  ASSERT_GE(H5Pset_filter(dcpl, 32000, H5Z_FLAG_OPTIONAL, 3, cd_values), 0);
+  const hid_t dataset =
+      H5Dcreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(dataset, 0);
+  const hsize_t offset = 0;
+  ASSERT_GE(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, &offset, stream.size(), stream.data()), 0);
+  H5Dclose(dataset);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
+// Every LZF chunk must decode to the chunk's size: one that decodes short used to be accepted, and
+// HDF5 handed the undecoded rest of the chunk buffer (uninitialised memory) back as data.
+TEST(Hdf5, LzfChunkThatDecodesToTheWrongSizeIsAReadFailure) {
+  TempDir dir;
+  const std::string path = dir.file("lzf_short.h5");
+  std::vector<std::int32_t> values(16);
+  for (int i = 0; i < 16; ++i) values[i] = 1000 + i;
+  std::vector<std::uint8_t> bytes(64);
+  std::memcpy(bytes.data(), values.data(), 64);  // little-endian, as stored
+  // Two literal runs of 32 bytes: exactly the chunk.
+  std::vector<std::uint8_t> full = {31};
+  full.insert(full.end(), bytes.begin(), bytes.begin() + 32);
+  full.push_back(31);
+  full.insert(full.end(), bytes.begin() + 32, bytes.end());
+  // The first run alone: 32 of the chunk's 64 bytes.
+  const std::vector<std::uint8_t> half(full.begin(), full.begin() + 33);
+  // Both runs and a back reference of 8 more bytes: 72 bytes, past the chunk.
+  std::vector<std::uint8_t> longer = full;
+  longer.insert(longer.end(), {(6 << 5) | 0, 7});
+  {
+    // HDF5 creates a dataset only with a filter that can encode: a stand-in with LZF's id (never
+    // run, as the chunks are written raw) is registered while writing, then gwalign's decoder.
+    const detail::Hdf5Lock lock;
+    const H5Z_class2_t stand_in = {
+        H5Z_CLASS_T_VERS, 32000, 1, 1, "lzf", nullptr, nullptr, xor_filter};
+    ASSERT_GE(H5Zregister(&stand_in), 0);
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    write_lzf_chunk(file, "full", full);
+    write_lzf_chunk(file, "short", half);
+    write_lzf_chunk(file, "long", longer);
+    H5Fclose(file);
+    ASSERT_GE(H5Zunregister(32000), 0);
+    ASSERT_TRUE(detail::register_lzf_filter());
+  }
+  const Reader reader(path);
+  EXPECT_EQ(reader.info("/short").filters, std::vector<std::string>{"lzf"});
+  EXPECT_EQ(reader.read_array<std::int32_t>("/full").data, values);
+  EXPECT_GW_ERROR(reader.read_array<std::int32_t>("/short"),
+                  ErrorCode::kIo,
+                  "'/short' in '" + path + "'",
+                  "read failed");
+  EXPECT_GW_ERROR(reader.read_array<std::int32_t>("/long"), ErrorCode::kIo, "'/long'");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validation errors: files, objects, ranks, dtypes
 
@@ -593,6 +757,38 @@ TEST(Hdf5, NonHdf5FileIsBadData) {
   std::ofstream(path) << "not hdf5\n";
   EXPECT_GW_ERROR(Reader{path}, ErrorCode::kBadData, "'" + path + "' is not an HDF5 file");
   EXPECT_GW_ERROR(Reader{dir.path().string()}, ErrorCode::kBadData, "is a directory");
+}
+
+// A file that exists but cannot be read is an I/O failure with the OS's reason (kIo, exit 74), not
+// "not an HDF5 file" (kBadData, 65): H5Fis_hdf5 answers both the same way, and it blocked forever
+// opening a FIFO without a writer.
+TEST(Hdf5, UnreadableFileIsIoErrorNotBadData) {
+  TempDir dir;
+  const std::string fifo = dir.file("pipe.h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_GW_ERROR(Reader{fifo}, ErrorCode::kIo, "'" + fifo + "'", "pipe or socket");
+
+  // Permission bits do not stop root; /proc/self/mem opens for anyone but fails every read at
+  // offset 0 (nothing is mapped there).
+  const std::string locked = dir.file("locked.h5");
+  std::ofstream(locked) << "anything";
+  std::filesystem::permissions(locked, std::filesystem::perms::none);
+  if (::access(locked.c_str(), R_OK) != 0) {
+    EXPECT_GW_ERROR(Reader{locked},
+                    ErrorCode::kIo,
+                    "cannot open file '" + locked + "' for reading",
+                    std::strerror(EACCES));
+  }
+  if (std::filesystem::exists("/proc/self/mem")) {
+    EXPECT_GW_ERROR(Reader{"/proc/self/mem"},
+                    ErrorCode::kIo,
+                    "cannot read file '/proc/self/mem'",
+                    std::strerror(EIO));
+  }
+  // A file that reads but is empty is still not HDF5.
+  const std::string empty = dir.file("empty.h5");
+  std::ofstream{empty};
+  EXPECT_GW_ERROR(Reader{empty}, ErrorCode::kBadData, "'" + empty + "' is not an HDF5 file");
 }
 
 TEST(Hdf5, FileImageInMemoryReadsLikeTheFileAndRejectsTruncatedBytes) {
@@ -880,6 +1076,37 @@ TEST(Hdf5, TruncatedOrCorruptFilesAreIoErrors) {
   EXPECT_GW_ERROR(Reader{path}, ErrorCode::kIo, "cannot open HDF5 file '" + path + "'");
 }
 
+// An encoding-type attribute that is a 2 x 2 array of strings cannot be read as one string: the
+// error names the attribute, the object and the file (it named the attribute alone).
+TEST(Hdf5, UnreadableEncodingTypeAttributeNamesObjectAndFile) {
+  TempDir dir;
+  const std::string path = dir.file("attr.h5");
+  {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hid_t group = H5Gcreate2(file, "m", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 4);
+    const hsize_t dims[2] = {2, 2};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t attribute =
+        H5Acreate2(group, "encoding-type", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(attribute, 0);
+    const char text[16] = "csr\0csr\0csr\0csr";
+    ASSERT_GE(H5Awrite(attribute, type, text), 0);
+    H5Aclose(attribute);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Gclose(group);
+    H5Fclose(file);
+  }
+  const Reader reader(path);
+  const std::string where = "attribute 'encoding-type' of '/m' in '" + path + "'";
+  EXPECT_GW_ERROR(reader.info("/m"), ErrorCode::kBadData, where, "expected a 1-D string array");
+  EXPECT_GW_ERROR(reader.read_csr<double>("/m"), ErrorCode::kBadData, where);
+  EXPECT_GW_ERROR(describe(path), ErrorCode::kBadData, where);
+}
+
 TEST(Hdf5, H5sparseGroupsAreReadWithTheirShapeAttribute) {
   TempDir dir;
   const std::string path = dir.file("h5sparse.h5");
@@ -978,6 +1205,47 @@ TEST(Io, InterruptedWriteLeavesNoFileAndNoTemporary) {
     EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
   }
   EXPECT_TRUE(dir.entries().empty());
+}
+
+// A killed run leaves its temporary behind, and a container's entry point has the same pid every
+// run: temporaries named by pid and a counter alone made every later run fail with "File exists".
+// Names that exist are skipped; the stale files are left alone.
+TEST(Io, StaleTemporariesDoNotBlockLaterWrites) {
+  TempDir dir;
+  const std::string path = dir.file("out.h5");
+  const std::string stale_prefix = dir.file(".out.h5.tmp-" + std::to_string(::getpid()) + "-");
+  for (int i = 0; i < 1000; ++i) std::ofstream(stale_prefix + std::to_string(i)) << "stale";
+  {
+    Writer writer(path);
+    writer.write_scalar<std::int32_t>("/version", 1);
+    writer.commit();
+  }
+  EXPECT_EQ(Reader(path).read_array<std::int32_t>("/version").data, std::vector<std::int32_t>{1});
+  EXPECT_EQ(dir.entries().size(), 1001u);  // the stale ones and the output, no new temporary
+
+  // The retry itself: names that exist are skipped for the next suffix, up to kTempFileTries.
+  std::vector<std::string> suffixes = {"a", "b", "c"};
+  std::size_t next = 0;
+  auto from_list = [&] { return suffixes[next++ % suffixes.size()]; };
+  std::ofstream(stale_prefix + "a") << "stale";
+  std::ofstream(stale_prefix + "b") << "stale";
+  const std::string made = detail::create_temp_file(path, from_list);
+  EXPECT_EQ(made, stale_prefix + "c");
+  EXPECT_EQ(next, 3u);
+  EXPECT_EQ(std::filesystem::file_size(made), 0u);
+  next = 0;
+  EXPECT_GW_ERROR(detail::create_temp_file(path, from_list),
+                  ErrorCode::kCannotCreate,
+                  "cannot create '" + path + "'",
+                  std::to_string(kTempFileTries) + " temporary names",
+                  "remove stale temporaries");
+  EXPECT_EQ(next, static_cast<std::size_t>(kTempFileTries));
+
+  // The real suffixes: 16 hex digits, different every time.
+  const std::string first = detail::random_temp_suffix();
+  EXPECT_EQ(first.size(), 16u);
+  EXPECT_EQ(first.find_first_not_of("0123456789abcdef"), std::string::npos) << first;
+  EXPECT_NE(detail::random_temp_suffix(), first);
 }
 
 TEST(Io, CommitReplacesTargetAtomically) {
