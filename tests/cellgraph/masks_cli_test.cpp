@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -126,6 +128,26 @@ TEST(MasksCli, BadIdsFailWithoutWritingAnything) {
   EXPECT_EQ(run("masks " + files.graph + " " + files.perts + " -o " + files.out), 64);  // EX_USAGE
   EXPECT_FALSE(std::filesystem::exists(files.out));
   EXPECT_EQ(run("masks " + files.graph + ":/nowhere " + files.perts + " -o " + files.out), 66);
+}
+
+// -o naming an input (under any spelling of its path) would replace it: a usage error before
+// anything is read, and the input keeps its bytes.
+TEST(MasksCli, OutputThatIsAnInputIsRefused) {
+  const Files files;
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string graph = bytes(files.graph);
+  const std::string perts = bytes(files.perts);
+  EXPECT_EQ(run("masks " + files.graph + " " + files.perts + " -o " + files.graph), 64);
+  const std::string perts_again = (files.dir.path() / "." / "perts.h5").string();
+  EXPECT_EQ(run("masks " + files.graph + " " + files.perts + " -o " + perts_again), 64);
+  EXPECT_TRUE(bytes(files.graph) == graph) << "GRAPH was changed";
+  EXPECT_TRUE(bytes(files.perts) == perts) << "PERTS was changed";
+  const auto entries = std::distance(std::filesystem::directory_iterator(files.dir.path()),
+                                     std::filesystem::directory_iterator());
+  EXPECT_EQ(entries, 2) << "a temporary or an output was left beside the inputs";
 }
 
 }  // namespace

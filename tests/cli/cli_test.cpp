@@ -2,6 +2,7 @@
 // matching), flag -> Options mapping, progress, `generate`, `--help` / `--version`, and the table
 // of bad inputs with their exit codes and messages (never an output file left behind).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -568,6 +569,40 @@ TEST(CliHelp, EverySubcommandHasHelpAndVersionWorks) {
       << version.out;
 }
 
+// `gwalign masks` inputs: `types` edge types ("t0", "t1", ...) of `edges` random edges each over
+// 1000 genes, and `samples` perturbation sets of 3 random genes each.
+void write_masks_inputs(const std::string& graph,
+                        const std::string& perts,
+                        int types,
+                        std::int64_t edges,
+                        std::int64_t samples) {
+  constexpr std::int64_t kGenes = 1000;
+  Rng rng(7);
+  {
+    io::Writer out(graph);
+    out.ensure_group("/edge_types");
+    out.set_attribute<std::int64_t>("/edge_types", "num_nodes", kGenes);
+    std::vector<std::int32_t> index(static_cast<std::size_t>(2 * edges));
+    const std::int64_t shape[] = {2, edges};
+    for (int t = 0; t < types; ++t) {
+      for (auto& gene : index) gene = static_cast<std::int32_t>(rng.uniform_index(kGenes));
+      out.write_array<std::int32_t>(
+          "/edge_types/t" + std::to_string(t), std::span<const std::int32_t>(index), shape);
+    }
+    out.commit();
+  }
+  io::Writer out(perts);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(3 * samples));
+  for (auto& gene : ids) gene = static_cast<std::int32_t>(rng.uniform_index(kGenes));
+  std::vector<std::int64_t> ptr;
+  for (std::int64_t b = 0; b <= samples; ++b) ptr.push_back(3 * b);
+  const std::int64_t ids_shape[] = {3 * samples};
+  const std::int64_t ptr_shape[] = {samples + 1};
+  out.write_array<std::int32_t>("/ids", std::span<const std::int32_t>(ids), ids_shape);
+  out.write_array<std::int64_t>("/ptr", std::span<const std::int64_t>(ptr), ptr_shape);
+  out.commit();
+}
+
 // ------------------------------------------------------------------------------- bad inputs
 
 // Fixtures for the bad-input table, written with gw::io next to the scratch output directory.
@@ -803,6 +838,18 @@ TEST_F(BadInputs, OutputPathThatIsADirectory) {
                  {"plan.h5", "it is a directory"},
                  out_dir(),
                  {"plan.h5"});
+  // Spelled with a trailing '/', the same path is the same error (io::Writer alone would call it
+  // a usage error, 64).
+  expect_failure({"align", kSpiral, kRoll, "-o", out() + "/"},
+                 73,
+                 {"plan.h5/", "it is a directory"},
+                 out_dir(),
+                 {"plan.h5"});
+  expect_failure({"generate", "spiral", "--n", "20", "-o", out() + "/"},
+                 73,
+                 {"plan.h5/", "it is a directory"},
+                 out_dir(),
+                 {"plan.h5"});
   EXPECT_TRUE(fs::is_empty(out_dir() / "plan.h5"));
 }
 
@@ -818,6 +865,154 @@ TEST_F(BadInputs, OutputThatIsAnInputIsRefusedAndTheInputSurvives) {
                  out_dir());
   EXPECT_EQ(fs::file_size(source), before);
   EXPECT_EQ(gwalign({"info", source}, dir_.path()).status, 0) << "the input must still be HDF5";
+}
+
+// Every file a spec names is an input too: -o naming one is refused before anything is read, and
+// the file keeps its bytes.
+TEST_F(BadInputs, OutputThatIsAFileNamedByASpecIsRefused) {
+  const std::string extra = file("extra.h5");
+  fs::copy_file(kSpiral, extra);  // has /points and /angles
+  const std::string before = read_text(extra);
+  const std::vector<std::pair<std::string, std::string>> specs = {
+      {"--rep", extra + ":/points"},
+      {"--source-rep", extra + ":/points"},
+      {"--target-rep", extra + ":/points"},
+      {"--source-weights", extra + ":/angles"},
+      {"--target-weights", extra + ":/angles"},
+      {"--truth", extra + ":/angles"},
+      {"--features", extra + ":/points"},
+      {"--source-features", extra + ":/points"},
+      {"--target-features", extra + ":/points"},
+      {"--feature-cost", extra + ":/points"},
+  };
+  for (const auto& [flag, spec] : specs) {
+    SCOPED_TRACE(flag);
+    expect_failure({"align", kSpiral, kRoll, flag, spec, "--fused-weight", "0.5", "-o", extra},
+                   64,
+                   {"-o", "is an input file", flag},
+                   out_dir());
+    // The same file under another spelling of its path, as the report.
+    expect_failure({"align",
+                    kSpiral,
+                    kRoll,
+                    flag,
+                    spec,
+                    "--fused-weight",
+                    "0.5",
+                    "-o",
+                    out(),
+                    "--report",
+                    (dir_.path() / "." / "extra.h5").string()},
+                   64,
+                   {"--report", "is an input file", flag},
+                   out_dir());
+  }
+  EXPECT_TRUE(read_text(extra) == before) << "the input was changed";
+}
+
+// --report may not replace an input or the output: usage errors (64) before any work, the input
+// keeps its bytes and nothing appears in the output directory.
+TEST_F(BadInputs, ReportThatIsAnInputOrTheOutputIsRefused) {
+  const std::string source = file("source.h5");
+  fs::copy_file(kSpiral, source);
+  const std::string before = read_text(source);
+  expect_failure({"align", source, kRoll, "-o", out(), "--report", source},
+                 64,
+                 {"--report", "is an input file", "SOURCE"},
+                 out_dir());
+  expect_failure({"align", source, kRoll, "-o", out(), "--report", kRoll},
+                 64,
+                 {"--report", "is an input file", "TARGET"},
+                 out_dir());
+  EXPECT_TRUE(read_text(source) == before) << "the input was changed";
+  // The output does not exist yet: the paths themselves are compared.
+  expect_failure({"align", kSpiral, kRoll, "-o", out(), "--report", out()},
+                 64,
+                 {"--report", "also the output -o"},
+                 out_dir());
+  expect_failure({"align",
+                  kSpiral,
+                  kRoll,
+                  "-o",
+                  out(),
+                  "--report",
+                  (out_dir() / ".." / "out" / "plan.h5").string()},
+                 64,
+                 {"--report", "also the output -o"},
+                 out_dir());
+}
+
+// A report that cannot be written leaves the previous output in place: every output is written
+// before the first is renamed. Here stdout is full (--report -), then the report's path becomes a
+// directory while the solve runs (the temporaries exist; the report's rename would fail).
+TEST_F(BadInputs, FailedReportKeepsThePreviousOutput) {
+  const auto write_previous = [&] {
+    std::ofstream previous(out());
+    previous << "previous output";
+  };
+  write_previous();
+  const std::string command = "exec " + quote(GW_CLI_BINARY) + " align " + quote(kSpiral) + " " +
+                              quote(kRoll) + " -o " + quote(out()) +
+                              " --knn 5 --max-iter 20 --quiet --report - >/dev/full";
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  expect_failed_run(run_program("/bin/sh", {"-c", command}, dir_.path()),
+                    74,
+                    {"report", "stdout", "No space left on device"},
+                    out_dir(),
+                    {"plan.h5"});
+  EXPECT_TRUE(read_text(out()) == "previous output") << "the previous output was replaced";
+
+  const fs::path report = out_dir() / "run.json";
+  BackgroundRun run({"align",
+                     kSpiral,
+                     kRoll,
+                     "-o",
+                     out(),
+                     "--report",
+                     report.string(),
+                     "--max-iter",
+                     "1000",
+                     "--min-iter",
+                     "1000",
+                     "--tol",
+                     "0",
+                     "--quiet"},
+                    dir_.path());
+  ASSERT_TRUE(wait_for_entry(out_dir(), ".run.json.tmp-", run)) << run.wait().err;
+  fs::create_directory(report);
+  expect_failed_run(
+      run.wait(), 73, {"run.json", "it is a directory"}, out_dir(), {"plan.h5", "run.json"});
+  EXPECT_TRUE(read_text(out()) == "previous output") << "the previous output was replaced";
+  EXPECT_TRUE(fs::is_empty(report));
+}
+
+// A temporary left by a killed run whose pid this run has again (a container's entry point is
+// always pid 1) does not block it: the old names (<pid>-0, -1, ...) are taken before gwalign
+// starts, the run succeeds, and the stale files are left alone.
+TEST_F(BadInputs, StaleTemporariesOfTheSamePidDoNotBlockARun) {
+  BackgroundRun run(
+      spiral_align(out(),
+                   {"--max-iter", "20", "--quiet", "--report", (out_dir() / "run.json").string()}),
+      dir_.path(),
+      /*held=*/true);
+  ASSERT_GT(run.pid(), 0);
+  std::vector<std::string> stale;
+  for (const char* name : {".run.json.tmp-", ".plan.h5.tmp-"}) {
+    for (int counter = 0; counter < 4; ++counter) {
+      stale.push_back(name + std::to_string(run.pid()) + "-" + std::to_string(counter));
+      std::ofstream(out_dir() / stale.back()) << "stale";
+    }
+  }
+  const RunResult result = run.wait();
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(json_string(read_text((out_dir() / "run.json").string()), "output"), out());
+  EXPECT_EQ(read_plan(out()).matching.size(), 400u);
+  std::vector<std::string> expected = stale;
+  expected.push_back("plan.h5");
+  expected.push_back("run.json");
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(directory_entries(out_dir()), expected);
+  for (const auto& name : stale) EXPECT_EQ(read_text((out_dir() / name).string()), "stale");
 }
 
 TEST_F(BadInputs, NanAndInfInDistanceMatrices) {
@@ -1039,6 +1234,77 @@ TEST_F(BadInputs, FileSizeLimitFailsTheWriteAndKeepsThePreviousOutput) {
   expect_failed_run(
       run, 74, {"plan.h5", "File too large", "free disk space"}, out_dir(), {"plan.h5"});
   EXPECT_EQ(read_text(out()), "previous output");
+}
+
+// Every command that writes a file treats a file size limit (ulimit -f, KiB) below its output's
+// size like align does: a write error (exit 74) naming the file, the temporary removed, the
+// previous file kept. Without SIGXFSZ ignored the kernel kills the command mid-write and its
+// temporary stays behind.
+TEST_F(BadInputs, FileSizeLimitInEveryWritingCommandIsAnIoErrorWithoutTemporaries) {
+  const std::string graph = file("masks_graph.h5");
+  const std::string perts = file("masks_perts.h5");
+  write_masks_inputs(graph, perts, 2, 50000, 16);  // dense masks: 2 x 16 x 50000 bytes
+  const std::vector<std::vector<std::string>> commands = {
+      {"masks", graph, perts, "--dense"},
+      {"generate", "spiral", "--n", "50000"},
+      {"generate", "swissroll", "--n", "50000", "--format", "h5ad"},
+      {"generate", "shapes", "--classes", "20", "--per-class", "20"},
+      {"bench", "knn", "--n", "50000", "--reps", "1", "--save"},
+      {"bench",
+       "apsp",
+       "--n",
+       "2000",
+       "--k",
+       "10",
+       "--reps",
+       "1",
+       "--sample-rows",
+       "200",
+       "--save"},
+      {"bench",
+       "sinkhorn",
+       "--n",
+       "400",
+       "--k",
+       "500",
+       "--iters",
+       "5",
+       "--reps",
+       "1",
+       "--save-problem"},
+  };
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  for (std::vector<std::string> args : commands) {
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    if (args[0] != "bench") args.push_back("-o");
+    args.push_back(out());
+    {
+      std::ofstream previous(out());
+      previous << "previous output";
+    }
+    std::string command = "ulimit -f 256; exec " + quote(GW_CLI_BINARY);
+    for (const auto& arg : args) {
+      command += ' ';  // appended apart: GCC 12 warns (-Wrestrict) on " " + std::string
+      command += quote(arg);
+    }
+    const RunResult run = run_program("/bin/sh", {"-c", command}, dir_.path());
+    expect_failed_run(run, 74, {"plan.h5"}, out_dir(), {"plan.h5"});
+    EXPECT_TRUE(read_text(out()) == "previous output") << "the previous output was replaced";
+  }
+}
+
+// SIGINT while `gwalign masks` writes (its temporary exists): it stops before the next edge type,
+// removes the temporary and exits 130, as align does. Eight types of dense masks (8 x 48 MB) keep
+// it writing long after its temporary appears.
+TEST_F(BadInputs, SigintWhileMasksWritesExitsWithTheSignalAndLeavesNoTemporary) {
+  const std::string graph = file("masks_graph.h5");
+  const std::string perts = file("masks_perts.h5");
+  write_masks_inputs(graph, perts, 8, 400000, 120);
+  BackgroundRun run({"masks", graph, perts, "--dense", "--threads", "1", "-o", out()}, dir_.path());
+  ASSERT_TRUE(wait_for_entry(out_dir(), ".plan.h5.tmp-", run))
+      << "no temporary output seen: " << run.wait().err;
+  ::kill(run.pid(), SIGINT);
+  expect_failed_run(run.wait(), 130, {"interrupted", "SIGINT", "nothing was written"}, out_dir());
 }
 
 TEST(CliAlign, SolverFlagsMapOntoOptionsAndTheReportRecordsTheChoice) {

@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -135,14 +141,126 @@ inline std::string json_string(const std::string& text, const std::string& key) 
   return value->is_string() ? value->get<std::string>() : "";
 }
 
-// Names in a directory, hidden ones included (temporary files start with '.').
+// Names in a directory, sorted, hidden ones included (temporary files start with '.').
 inline std::vector<std::string> directory_entries(const std::filesystem::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     names.push_back(entry.path().filename().string());
   }
+  std::sort(names.begin(), names.end());
   return names;
+}
+
+// gwalign started in the background (fork + exec), for tests that act while it runs: signal it,
+// change its output directory, or (held) prepare files named after its pid before it starts.
+// stdin is /dev/null; stdout and stderr go to files in `scratch`. A child still running when the
+// object is destroyed is killed and reaped.
+class BackgroundRun {
+ public:
+  BackgroundRun(const std::vector<std::string>& args,
+                const std::filesystem::path& scratch,
+                bool held = false) {
+    static int counter = 0;
+    const int id = counter++;
+    out_file_ = (scratch / (".bg-stdout-" + std::to_string(id))).string();
+    err_file_ = (scratch / (".bg-stderr-" + std::to_string(id))).string();
+    ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+    std::vector<std::string> storage = {GW_CLI_BINARY};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& arg : storage) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    int gate[2] = {-1, -1};
+    if (held && ::pipe(gate) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // Only async-signal-safe calls between fork and exec.
+      const int in = ::open("/dev/null", O_RDONLY);
+      const int out = ::open(out_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err = ::open(err_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (in < 0 || out < 0 || err < 0) ::_exit(127);
+      ::dup2(in, 0);
+      ::dup2(out, 1);
+      ::dup2(err, 2);
+      if (held) {
+        ::close(gate[1]);
+        char byte;
+        while (::read(gate[0], &byte, 1) < 0) {
+        }
+        ::close(gate[0]);
+      }
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    if (held) {
+      ::close(gate[0]);
+      gate_ = gate[1];
+    }
+  }
+  ~BackgroundRun() {
+    release();
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    std::filesystem::remove(out_file_);
+    std::filesystem::remove(err_file_);
+  }
+  BackgroundRun(const BackgroundRun&) = delete;
+  BackgroundRun& operator=(const BackgroundRun&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Lets a held child exec gwalign.
+  void release() {
+    if (gate_ >= 0) ::close(gate_);
+    gate_ = -1;
+  }
+  // Whether the child has exited (then wait() returns at once).
+  bool finished() {
+    if (pid_ <= 0 || status_ >= 0) return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    status_ = status;
+    pid_ = -1;
+    return true;
+  }
+  RunResult wait() {
+    release();
+    if (pid_ > 0) {
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      status_ = status;
+      pid_ = -1;
+    }
+    RunResult result;
+    result.status = status_ >= 0 && WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+    result.out = read_text(out_file_);
+    result.err = read_text(err_file_);
+    return result;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int gate_ = -1;
+  int status_ = -1;
+  std::string out_file_, err_file_;
+};
+
+// Waits (polling every millisecond, at most `limit`) for a name starting with `prefix` in `dir`;
+// false when none appeared or `run` ended first.
+inline bool wait_for_entry(const std::filesystem::path& dir,
+                           const std::string& prefix,
+                           BackgroundRun& run,
+                           std::chrono::seconds limit = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline && !run.finished()) {
+    for (const auto& name : directory_entries(dir)) {
+      if (name.rfind(prefix, 0) == 0) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
 }
 
 // Whether /usr/bin/python3 can import anndata (checked once); the message says why not.

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -59,7 +58,8 @@ report) and the report's scalars as attributes of /. With --write-into-source OU
 of SOURCE (h5ad) with obsm/gw_plan, obsm/gw_match and uns/gw added; anndata reads it.
 --joint-embedding DIM adds /joint_embedding/source (n x DIM) and /joint_embedding/target
 (k x DIM), float64; with --write-into-source the source's rows go to obsm/X_gw_joint.
-Nothing is written at OUT unless the whole run succeeds.
+Nothing is written at OUT or the --report file unless the whole run succeeds. Neither may be an
+input file (SOURCE, TARGET, the FILE of a FILE:/path spec), except --write-into-source -o SOURCE.
 
 Exit status: 0 ok, 64 usage, 65 bad data (also: the solve became non-finite; nothing is written),
 66 missing input, 69 not compiled (e.g. --backend cuda without CUDA), 73 cannot create output,
@@ -120,11 +120,6 @@ void write_into_source(io::H5adWriter& out, const Result& r, const RunInfo& run)
     std::visit([&, &name = name](const auto& v) { out.put_uns("gw/" + name, v); }, value);
   }
   out.put_uns("gw/report_json", report_json(r, run));
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  return std::filesystem::equivalent(a, b, ec) && !ec;
 }
 
 int run_align(int argc, char** argv) {
@@ -199,14 +194,51 @@ int run_align(int argc, char** argv) {
   run.target = flags["target"].as<std::string>();
   run.output = flags["output"].as<std::string>();
   const bool into_source = flags.count("write-into-source") > 0;
-  const bool same_as_input = same_file(run.output, run.source) || same_file(run.output, run.target);
-  GW_CHECK(!same_as_input || (into_source && same_file(run.output, run.source)),
-           "-o '" << run.output
-                  << "' is an input file; choose another output (or --write-into-source -o SOURCE "
-                     "to add the results to SOURCE itself)");
   auto flag_or = [&](const char* name, const std::string& fallback) {
     return flags.count(name) ? flags[name].as<std::string>() : fallback;
   };
+  // Every file the run reads, so that no output replaces one: SOURCE and TARGET, and the files
+  // that FILE:/path specs name (a matrix, weights or features kept beside the data).
+  std::vector<InputFile> inputs = {{run.source, "SOURCE"}, {run.target, "TARGET"}};
+  auto add_spec_file = [&](const char* flag, const std::string& side_file) {
+    if (!flags.count(flag)) return;
+    const std::string file = spec_file(side_file, flags[flag].as<std::string>());
+    if (file != side_file) inputs.push_back({file, std::string("--") + flag});
+  };
+  for (const char* flag : {"rep", "truth", "features"}) {
+    add_spec_file(flag, run.source);
+    add_spec_file(flag, run.target);
+  }
+  for (const char* flag : {"source-rep", "source-weights", "source-features", "feature-cost"}) {
+    add_spec_file(flag, run.source);
+  }
+  for (const char* flag : {"target-rep", "target-weights", "target-features"}) {
+    add_spec_file(flag, run.target);
+  }
+  // --write-into-source -o SOURCE updates SOURCE in place (through a temporary copy): the one
+  // output allowed to be an input.
+  const bool updates_source = into_source && same_file(run.output, run.source);
+  if (!updates_source) {
+    check_output_path(run.output,
+                      "-o",
+                      {inputs.front()},
+                      " (or --write-into-source -o SOURCE to add the results to SOURCE itself)");
+  }
+  std::vector<InputFile> others(inputs.begin() + 1, inputs.end());
+  if (updates_source) {
+    std::erase_if(others,
+                  [&](const InputFile& input) { return same_file(input.path, run.source); });
+  }
+  check_output_path(run.output, "-o", others);
+  const bool has_report = flags.count("report") > 0;
+  const std::string report_path = flag_or("report", "");
+  if (has_report && report_path != "-") {
+    check_output_path(report_path, "--report", inputs);
+    // Two outputs at one path: the later rename would replace the other output.
+    GW_CHECK(!same_file(report_path, run.output),
+             "--report '" << report_path << "' is also the output -o '" << run.output
+                          << "'; give the report its own file, e.g. --report run.json");
+  }
   const std::string rep = flag_or("rep", "");
   const std::string truth = flag_or("truth", "");
   const std::string features = flag_or("features", "");
@@ -312,7 +344,7 @@ int run_align(int argc, char** argv) {
     plain.emplace(run.output);
   }
   std::optional<AtomicTextFile> report;
-  if (flags.count("report")) report.emplace(flags["report"].as<std::string>());
+  if (has_report) report.emplace(report_path);
 
   progress.status("solving (kNN graphs and distances first)");
   const Result result = solve(problem, options);
@@ -352,8 +384,6 @@ int run_align(int argc, char** argv) {
       a.shape = {z.rows, z.cols};
       h5ad->put_obsm("X_gw_joint", a);
     }
-    throw_if_interrupted();
-    h5ad->commit();
   } else {
     write_plain(*plain, result, run);
     if (joint) {
@@ -364,10 +394,21 @@ int run_align(int argc, char** argv) {
             std::string("/joint_embedding/") + side, std::span<const double>(z.values), shape);
       }
     }
-    throw_if_interrupted();
+  }
+  // Every output is written (the report also fsynced, or printed for "-") before the first rename,
+  // so a failed write (a full disk, a closed stdout) leaves OUT and the report as they were.
+  // Writer::commit() closes, fsyncs and renames in one step, so OUT's rename precedes the
+  // report's: a failure between them (the report's rename itself failing, e.g. its directory made
+  // read-only during the run) would leave OUT new and the report old; write() has already ruled
+  // out the failure a user can cause there (a directory made at the report's path).
+  if (report) report->write(report_json(result, run));
+  throw_if_interrupted();
+  if (h5ad) {
+    h5ad->commit();
+  } else {
     plain->commit();
   }
-  if (report) report->commit(report_json(result, run));
+  if (report) report->commit();
 
   auto print_side = [](const char* role,
                        const std::string& file,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_util.h"
 #include "tools/floors/floors.h"
 #include "command.h"
 #include "core/context.h"
@@ -31,6 +32,10 @@ void save_graph_and_rows(const std::string& path,
                          const std::vector<float>& distances,
                          Index sample_rows) {
   const Index n = graph.num_nodes();
+  // Only while the temporary exists: SIGINT / SIGTERM wait for the check before commit() (the
+  // temporary is removed as Interrupted unwinds, cli_util.h) and a file size limit is a write
+  // error, not a kill that leaves the temporary; during the timing a signal still ends the run.
+  const InterruptScope interrupts;
   io::Writer out(path);
   io::CsrArray<float> csr;
   csr.rows = csr.cols = n;
@@ -53,6 +58,7 @@ void save_graph_and_rows(const std::string& path,
     out.write_array<Index>("/distances/sources", std::span<const Index>(sources), source_shape);
     out.write_array<float>("/distances/rows", std::span<const float>(rows), row_shape);
   }
+  throw_if_interrupted();
   out.commit();
 }
 
@@ -84,6 +90,7 @@ int run_bench_apsp(int argc, char** argv) {
   GW_CHECK(n >= 2, "--n must be >= 2, got " << n);
   GW_CHECK(sample_rows >= 0 && sample_rows <= n,
            "--sample-rows must be in [0, n = " << n << "], got " << sample_rows);
+  if (args.count("save")) check_output_path(args["save"].as<std::string>(), "--save", {});
   ScopedThreads threads(args["threads"].as<int>());
 
   Rng rng(args["seed"].as<std::uint64_t>());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_util.h"
 #include "command.h"
 #include "core/context.h"
 #include "core/error.h"
@@ -51,6 +52,7 @@ int run_bench_knn(int argc, char** argv) {
              "--algorithm must be auto, kdtree or brute, got '" << algorithm_name << "'");
   }
   GW_CHECK(n >= 2, "--n must be >= 2, got " << n);
+  if (args.count("save")) check_output_path(args["save"].as<std::string>(), "--save", {});
   ScopedThreads threads(args["threads"].as<int>());
 
   Rng rng(args["seed"].as<std::uint64_t>());
@@ -69,6 +71,10 @@ int run_bench_knn(int argc, char** argv) {
   report.set("edges", std::int64_t{graph.num_edges()}).set("components", std::int64_t{comps.count});
   report.set("threads", threads.count());
   if (args.count("save")) {
+    // Only while the temporary exists: SIGINT / SIGTERM wait for the check before commit() (the
+    // temporary is removed as Interrupted unwinds, cli_util.h) and a file size limit is a write
+    // error, not a kill that leaves the temporary; during the timing a signal still ends the run.
+    const InterruptScope interrupts;
     io::Writer out(args["save"].as<std::string>());
     const std::int64_t shape[] = {n, d};
     out.write_array<double>("/points", std::span<const double>(points), shape);
@@ -78,6 +84,7 @@ int run_bench_knn(int argc, char** argv) {
     csr.indices = graph.col_indices();
     csr.data = graph.weights();
     out.write_csr("/graph", csr);
+    throw_if_interrupted();
     out.commit();
     report.set("saved", args["save"].as<std::string>());
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_util.h"
 #include "tools/floors/floors.h"
 #include "command.h"
 #include "core/context.h"
@@ -47,6 +48,10 @@ void save_problem(const std::string& path,
                   std::span<const double> a,
                   std::span<const double> b,
                   double epsilon) {
+  // Only while the temporary exists: SIGINT / SIGTERM wait for the check before commit() (the
+  // temporary is removed as Interrupted unwinds, cli_util.h) and a file size limit is a write
+  // error, not a kill that leaves the temporary; during the timing a signal still ends the run.
+  const InterruptScope interrupts;
   io::Writer out(path);
   const std::int64_t shape[] = {n, k};
   if (!cost.f32.empty()) {
@@ -59,6 +64,7 @@ void save_problem(const std::string& path,
   out.write_array<double>("/a", a, n_shape);
   out.write_array<double>("/b", b, k_shape);
   out.write_scalar<double>("/epsilon", epsilon);
+  throw_if_interrupted();
   out.commit();
 }
 
@@ -97,6 +103,9 @@ int run_bench_sinkhorn(int argc, char** argv) {
            "--backend must be cpu or cuda, got '" << args["backend"].as<std::string>() << "'");
   GW_CHECK(n >= 1 && k >= 1, "--n and --k must be >= 1, got " << n << " and " << k);
   GW_CHECK(iters >= 1, "--iters must be >= 1, got " << iters);
+  if (args.count("save-problem")) {
+    check_output_path(args["save-problem"].as<std::string>(), "--save-problem", {});
+  }
   const int reps = args["reps"].as<int>();
   const int threads = resolve_threads(args["threads"].as<int>());
 

@@ -17,6 +17,9 @@
 #include <iostream>
 #include <limits>
 
+#include "io/h5ad.h"
+#include "io/temp_file.h"
+
 namespace gw::cli {
 
 std::string format_number(double value) {
@@ -531,65 +534,137 @@ void ProgressDisplay::on_progress(const Progress& p) {
 // ---------------------------------------------------------------------------------------------
 // AtomicTextFile
 
-namespace {
-std::atomic<int> temp_counter{0};
-}
-
 AtomicTextFile::AtomicTextFile(std::string path) : path_(std::move(path)) {
   if (path_ == "-") return;
   namespace fs = std::filesystem;
   const fs::path target(path_);
-  const fs::path dir = target.parent_path();
-  const std::string dir_text = dir.empty() ? "." : dir.string();
   std::error_code ec;
-  GW_CHECK_CODE(!fs::is_directory(fs::status(target, ec)),
+  GW_CHECK_CODE(target.has_filename() && !fs::is_directory(fs::status(target, ec)),
                 ErrorCode::kCannotCreate,
                 "cannot create '" << path_ << "': it is a directory; give a file name");
-  temp_ = (dir.empty() ? std::string() : dir.string() + "/") + "." + target.filename().string() +
-          ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(temp_counter++);
-  const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    const int err = errno;
-    temp_.clear();
-    GW_THROW(ErrorCode::kCannotCreate,
-             "cannot create '" << path_ << "': cannot write in directory '" << dir_text << "' ("
-                               << std::strerror(err) << "); choose a writable path");
-  }
-  ::close(fd);
+  temp_ = io::create_temp_file(path_);
 }
 
 AtomicTextFile::~AtomicTextFile() {
   if (!temp_.empty()) std::remove(temp_.c_str());
 }
 
-void AtomicTextFile::commit(std::string_view text) {
+void AtomicTextFile::write(std::string_view text) {
+  GW_CHECK(!written_, "AtomicTextFile::write called twice for '" << path_ << "'");
+  written_ = true;
+  const bool add_newline = text.empty() || text.back() != '\n';
   if (path_ == "-") {
+    // A report on stdout is output like a file: a full disk or a closed pipe behind it is an
+    // error, not a silent exit 0 (the stream's state is only known once flushed).
+    errno = 0;
     std::cout << text;
-    if (!text.empty() && text.back() != '\n') std::cout << "\n";
+    if (add_newline) std::cout << "\n";
     std::cout.flush();
+    const int err = errno;
+    GW_CHECK_CODE(std::cout.good(),
+                  ErrorCode::kIo,
+                  "cannot write the report to stdout ("
+                      << (err != 0 ? std::strerror(err) : "write error")
+                      << "); redirect it to a file with space, or give --report FILE");
     return;
   }
-  GW_CHECK(!temp_.empty(), "AtomicTextFile::commit called twice for '" << path_ << "'");
+  GW_CHECK(!temp_.empty(), "AtomicTextFile::write after commit for '" << path_ << "'");
   const int fd = ::open(temp_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  bool ok = fd >= 0;
-  std::size_t written = 0;
-  while (ok && written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) written += static_cast<std::size_t>(n);
+  int err = fd >= 0 ? 0 : errno;
+  const auto put = [&](std::string_view bytes) {
+    std::size_t done = 0;
+    while (err == 0 && done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : EIO;
+      } else {
+        done += static_cast<std::size_t>(n);
+      }
+    }
+  };
+  put(text);
+  if (add_newline) put("\n");
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  // close() is where some file systems (NFS) report a failed write back.
+  if (fd >= 0 && ::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    std::remove(temp_.c_str());
+    temp_.clear();
+    GW_THROW(ErrorCode::kIo,
+             "cannot write '" << path_ << "': " << std::strerror(err)
+                              << "; free disk space or choose another path");
   }
-  if (ok && (text.empty() || text.back() != '\n')) ok = ::write(fd, "\n", 1) == 1;
-  if (ok) ok = ::fsync(fd) == 0;
-  const int err = errno;
-  if (fd >= 0) ::close(fd);
-  GW_CHECK_CODE(ok, ErrorCode::kIo, "cannot write '" << temp_ << "': " << std::strerror(err));
+  // rename(2) onto a directory fails. A directory made at the target during the run is the one
+  // rename failure a user causes, so it is found here, while the caller's other outputs are still
+  // temporaries, rather than in commit() after they were renamed.
+  std::error_code ec;
+  GW_CHECK_CODE(!std::filesystem::is_directory(std::filesystem::status(path_, ec)),
+                ErrorCode::kCannotCreate,
+                "cannot create '" << path_ << "': it is a directory; give a file name");
+}
+
+void AtomicTextFile::commit() {
+  GW_CHECK(written_, "AtomicTextFile::commit before write for '" << path_ << "'");
+  if (path_ == "-") return;
+  GW_CHECK(!temp_.empty(), "AtomicTextFile::commit called twice for '" << path_ << "'");
   if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    const int rename_err = errno;
+    const int err = errno;
     GW_THROW(ErrorCode::kCannotCreate,
-             "cannot rename '" << temp_ << "' to '" << path_ << "': " << std::strerror(rename_err));
+             "cannot rename '" << temp_ << "' to '" << path_ << "': " << std::strerror(err));
   }
   temp_.clear();
+}
+
+void AtomicTextFile::commit(std::string_view text) {
+  write(text);
+  commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs against inputs
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool both_exist = fs::exists(a, ec) && fs::exists(b, ec);
+  if (both_exist) return fs::equivalent(a, b, ec) && !ec;
+  // Not both there yet (e.g. -o and --report both new): the same place after resolving the part
+  // of each path that exists.
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  if (ec) return false;
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return !ec && ca.lexically_normal() == cb.lexically_normal();
+}
+
+std::string spec_file(const std::string& default_file, const std::string& spec) {
+  if (spec.empty() || spec.rfind("obs:", 0) == 0) return default_file;
+  // Only the file matters here: a malformed spec fails later, where its flag is named.
+  try {
+    return io::resolve_matrix_spec(default_file, spec).file;
+  } catch (const Error&) {
+    return default_file;
+  }
+}
+
+void check_output_path(const std::string& path,
+                       std::string_view flag,
+                       const std::vector<InputFile>& inputs,
+                       std::string_view hint) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // The same status as an existing directory ("it is a directory", 73) for "d/", which io::Writer
+  // would report as a usage error: one kind of bad output path, one exit status.
+  GW_CHECK(!path.empty(), flag << " is empty; give a file name such as out.h5");
+  GW_CHECK_CODE(fs::path(path).has_filename() && !fs::is_directory(fs::status(path, ec)),
+                ErrorCode::kCannotCreate,
+                "cannot create '" << path << "' (" << flag
+                                  << "): it is a directory; give a file name such as out.h5");
+  for (const InputFile& input : inputs) {
+    GW_CHECK(!same_file(path, input.path),
+             flag << " '" << path << "' is an input file (" << input.named_by << " '" << input.path
+                  << "'); choose another output" << hint);
+  }
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -127,8 +128,12 @@ void throw_if_interrupted();
 
 // A text file written atomically: the text goes to a temporary file in the target's directory,
 // created by the constructor (so an unwritable directory fails before any work, with
-// ErrorCode::kCannotCreate), and commit() renames it onto the target. Destroyed without commit():
-// the temporary is removed. `path` "-" means stdout (nothing temporary; commit() prints).
+// ErrorCode::kCannotCreate; the name has a random part, so a stale temporary of a killed run is
+// skipped, io/temp_file.h), and commit() renames it onto the target. Destroyed without commit():
+// the temporary is removed. `path` "-" means stdout (nothing temporary; write() prints).
+//
+// A command with several outputs calls write() on each text file before committing any output,
+// and commit() last, so that a failed write (a full disk) leaves every target as it was.
 class AtomicTextFile {
  public:
   explicit AtomicTextFile(std::string path);
@@ -137,12 +142,44 @@ class AtomicTextFile {
   AtomicTextFile& operator=(const AtomicTextFile&) = delete;
 
   const std::string& path() const { return path_; }
-  // Writes `text`, flushes, fsyncs and renames (kIo on failure; the temporary is then removed).
+  // Writes `text` (and a final newline if it lacks one) to the temporary, fsyncs it, and checks
+  // that the target is still no directory, so that commit() is left only the rename. "-": prints
+  // and flushes stdout. kIo on a write failure (the temporary is then removed); once only.
+  void write(std::string_view text);
+  // Renames the written temporary onto path() (kCannotCreate on failure); nothing for "-".
+  void commit();
+  // write(text), then commit().
   void commit(std::string_view text);
 
  private:
   std::string path_;
   std::string temp_;
+  bool written_ = false;
 };
+
+// Two paths name the same file: the same device and inode when both exist (hard links, symbolic
+// links, "./a" vs "a"), else the same absolute path once the existing part is resolved (so an
+// output and a report that do not exist yet are compared too).
+bool same_file(const std::string& a, const std::string& b);
+
+// An input file of a command and what named it ("SOURCE", "--source-weights").
+struct InputFile {
+  std::string path;
+  std::string named_by;
+};
+
+// The file that a matrix or vector spec of `gwalign align` reads: FILE of "FILE:/path", else
+// `default_file` (X, obsm:KEY, obsp:KEY, layers:KEY, /path, obs:COL). A spec that does not parse
+// names no other file (its error is reported, with its flag, when the input is read).
+std::string spec_file(const std::string& default_file, const std::string& spec);
+
+// Checks an output path before any input is read or any output created: kCannotCreate (73) when it
+// names a directory (an existing one, or a name ending in '/'); kInvalidArgument (64) when it is
+// the same file (same_file) as one of `inputs`, since writing it would replace that input. `flag`
+// names the output in messages ("-o", "--report"); `hint` is appended to the same-file message.
+void check_output_path(const std::string& path,
+                       std::string_view flag,
+                       const std::vector<InputFile>& inputs,
+                       std::string_view hint = "");
 
 }  // namespace gw::cli

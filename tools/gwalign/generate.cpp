@@ -103,6 +103,11 @@ int generate_shapes(const cxxopts::ParseResult& flags) {
     labels.push_back(copy.label);
   }
   const std::string output = flags["output"].as<std::string>();
+  check_output_path(output, "-o", {});
+  // The writer's temporary exists only inside write_point_collection, which commits at its end:
+  // a signal there is deferred until the file is complete (then ignored: the output is whole), and
+  // a file size limit is a write error that removes the temporary rather than a kill.
+  const InterruptScope interrupts;
   pairwise::write_point_collection(output,
                                    clouds,
                                    labels,
@@ -173,6 +178,7 @@ int run_generate(int argc, char** argv) {
   GW_CHECK(noise >= 0.0, "--noise must be >= 0, got " << noise);
   const std::uint64_t seed = flags["seed"].as<std::uint64_t>();
   const std::string output = flags["output"].as<std::string>();
+  check_output_path(output, "-o", {});
   const std::string format = flags.count("format") ? flags["format"].as<std::string>()
                                                    : (ends_with(output, ".h5ad") ? "h5ad" : "h5");
   GW_CHECK(format == "h5" || format == "h5ad",
@@ -192,6 +198,10 @@ int run_generate(int argc, char** argv) {
   // HDF5 via gw::io has no unsigned 64-bit scalars; seeds beyond int64 are stored as text.
   const bool seed_fits = seed <= static_cast<std::uint64_t>(INT64_MAX);
 
+  // While the temporary output exists, SIGINT / SIGTERM are deferred to the check before commit()
+  // (the temporary is removed as Interrupted unwinds, cli_util.h) and a file size limit is a write
+  // error, not a kill that would leave the temporary behind.
+  const InterruptScope interrupts;
   if (format == "h5") {
     io::Writer out(output);
     out.write_array<double>("/points", points);
@@ -205,6 +215,7 @@ int run_generate(int argc, char** argv) {
     }
     out.set_attribute("/", "noise", noise);
     out.set_attribute("/", "generator", "gwalign " GW_VERSION_STRING " generate");
+    throw_if_interrupted();
     out.commit();
   } else {
     const std::vector<std::string> var_names = set.dimension == 2
@@ -225,6 +236,7 @@ int run_generate(int argc, char** argv) {
     }
     out.put_uns("generator/noise", noise);
     out.put_uns("generator/version", GW_VERSION_STRING);
+    throw_if_interrupted();
     out.commit();
   }
   std::cout << "wrote " << output << ": " << kind << ", " << set.n << " x " << set.dimension

@@ -11,6 +11,7 @@
 
 #include "cellgraph/cuda_edge_masks.h"
 #include "cellgraph/edge_masks.h"
+#include "cli_util.h"
 #include "command.h"
 #include "core/context.h"
 #include "core/error.h"
@@ -158,6 +159,8 @@ int run_masks(int argc, char** argv) {
 
   const io::H5Path graph_path = io::parse_h5_path(args["graph"].as<std::string>());
   const io::H5Path perts_path = io::parse_h5_path(args["perts"].as<std::string>());
+  const std::string output = args["output"].as<std::string>();
+  check_output_path(output, "-o", {{graph_path.file, "GRAPH"}, {perts_path.file, "PERTS"}});
   Index num_nodes = 0;
   const io::Reader graph_file(graph_path.file);
   const std::vector<EdgeTypeEntry> entries = read_edge_types(
@@ -180,9 +183,14 @@ int run_masks(int argc, char** argv) {
     }
   }
 
-  io::Writer out(args["output"].as<std::string>());
+  // From here on a temporary output exists: SIGINT / SIGTERM are deferred to the checks below, so
+  // that the temporary is removed as the Interrupted exception unwinds (cli_util.h), and a file
+  // size limit is a write error instead of a kill that would leave it behind.
+  const InterruptScope interrupts;
+  io::Writer out(output);
   Offset written = 0;
   const auto write_type_group = [&](int t) {
+    throw_if_interrupted();  // stop between edge types, not only after the last
     const std::string group = "/edge_types/" + masker.name(t);
     out.ensure_group(group);
     out.set_attribute<std::int64_t>(group, "num_edges", masker.num_edges(t));
@@ -235,6 +243,7 @@ int run_masks(int argc, char** argv) {
   out.set_attribute<std::int64_t>("/", "num_nodes", num_nodes);
   out.set_attribute<std::int64_t>("/", "num_samples", samples);
   out.set_attribute("/", "form", dense ? "dense" : "removed");
+  throw_if_interrupted();
   out.commit();
 
   JsonWriter json;
