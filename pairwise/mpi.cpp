@@ -1,6 +1,8 @@
 #include "pairwise/mpi.h"
 
+#include <climits>
 #include <cstdlib>
+#include <string>
 
 #include "core/error.h"
 
@@ -9,6 +11,18 @@
 #endif
 
 namespace gw::pairwise {
+
+int mpi_launcher_processes() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    char* end = nullptr;
+    const long count = std::strtol(value, &end, 10);
+    return end != value && *end == '\0' && count >= 1 && count <= INT_MAX ? static_cast<int>(count)
+                                                                          : -1;
+  }
+  return std::getenv("PMIX_RANK") != nullptr ? -1 : 0;
+}
 
 #if GW_HAS_MPI
 namespace {
@@ -148,17 +162,12 @@ class MpiTransport final : public Transport {
   MPI_Win results_window_ = MPI_WIN_NULL;
 };
 
-bool launched_by_mpi() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
-         std::getenv("PMIX_RANK") != nullptr;
-}
-
 }  // namespace
 
 bool mpi_compiled() { return true; }
 
 MpiSession::MpiSession(int* argc, char*** argv) {
-  if (!launched_by_mpi()) return;
+  if (mpi_launcher_processes() == 0) return;
   int provided = 0;
   check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   GW_CHECK_CODE(provided >= MPI_THREAD_SERIALIZED,
@@ -185,16 +194,17 @@ void MpiSession::abort_all(int code) {
 bool mpi_compiled() { return false; }
 
 // Without MPI, N processes started by mpirun would each compute every pair and race for the
-// output; refuse instead.
+// output; refuse instead, on the same variables the MPI build joins on (a launcher that gives no
+// count may have started several).
 MpiSession::MpiSession(int*, char***) {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
-    const char* value = std::getenv(name);
-    GW_CHECK_CODE(value == nullptr || std::atoi(value) <= 1,
-                  ErrorCode::kNotCompiled,
-                  "this gwalign was built without MPI, but runs as one of "
-                      << value << " MPI processes; rebuild with MPI (Debian: libopenmpi-dev, "
-                      << "cmake -DGWALIGN_MPI=ON) or run one process with --threads");
-  }
+  const int processes = mpi_launcher_processes();
+  GW_CHECK_CODE(processes == 0 || processes == 1,
+                ErrorCode::kNotCompiled,
+                "this gwalign was built without MPI, but runs as one of "
+                    << (processes > 1 ? std::to_string(processes) : std::string("several"))
+                    << " MPI processes (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK is set); "
+                    << "rebuild with MPI (Debian: libopenmpi-dev, cmake -DGWALIGN_MPI=ON) or run "
+                    << "one process with --threads, without the launcher");
 }
 MpiSession::~MpiSession() = default;
 void MpiSession::abort_all(int) {}

@@ -17,12 +17,18 @@ namespace gw::pairwise {
 // Whether this build has MPI (GWALIGN_MPI found it).
 bool mpi_compiled();
 
+// How many processes an MPI launcher (mpirun, srun) started, from what it puts in the
+// environment: 0 when none of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK is set (no launcher);
+// the count in OMPI_COMM_WORLD_SIZE or PMI_SIZE; -1 when a launcher is seen but gives no count
+// (PMIX_RANK alone) or an unreadable one. Both builds decide by it (MpiSession).
+int mpi_launcher_processes();
+
 class MpiSession {
  public:
   // Initializes MPI when the build has it and the process was started by an MPI launcher
-  // (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK in the environment); otherwise inactive, and a
-  // single process runs as rank 0 of 1. A build without MPI started as one of several MPI
-  // processes throws kNotCompiled (each would otherwise compute every pair).
+  // (mpi_launcher_processes() != 0); otherwise inactive, and a single process runs as rank 0 of
+  // 1. A build without MPI started by a launcher of more than one process, or of an unknown count,
+  // throws kNotCompiled (each process would otherwise compute every pair).
   MpiSession(int* argc, char*** argv);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;

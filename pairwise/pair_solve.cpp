@@ -7,6 +7,7 @@
 #include "core/timer.h"
 #include "distances/precomputed.h"
 #include "solver/solve.h"
+#include "solver/solver_impl.h"
 
 namespace gw::pairwise {
 
@@ -78,23 +79,53 @@ std::uint64_t pair_seed(std::uint64_t base, Index i, Index j) {
 
 double gw_distance(double objective) { return 0.5 * std::sqrt(std::max(objective, 0.0)); }
 
-PairResult solve_pair(const PreparedSpace& source,
-                      const PreparedSpace& target,
-                      const Options& options) {
+namespace {
+
+// The problem solve_pair hands gw::solve (loss_is_exact predicts on the same one).
+Problem pair_problem(const PreparedSpace& source, const PreparedSpace& target) {
   Problem problem;
   problem.source = Geometry::from_provider(source.provider);
   problem.target = Geometry::from_provider(target.provider);
   problem.source_weights = source.weights;
   problem.target_weights = target.weights;
+  return problem;
+}
+
+}  // namespace
+
+PairResult solve_pair(const PreparedSpace& source,
+                      const PreparedSpace& target,
+                      const Options& options) {
+  const Problem problem = pair_problem(source, target);
   Stopwatch watch;
   const Result result = solve(problem, options);
   PairResult out;
   out.objective = result.gw_loss;
   out.standard_error = result.gw_loss_exact ? 0.0 : result.gw_loss_stderr;
+  out.loss_exact = result.gw_loss_exact;
   out.termination = result.termination;
   out.iterations = result.iterations;
   out.seconds = watch.seconds();
   return out;
+}
+
+bool loss_is_exact(const PreparedSpace& source,
+                   const PreparedSpace& target,
+                   const Options& options) {
+  if (!options.compute_gw_loss) return false;
+  const Problem problem = pair_problem(source, target);
+  // The sparse loop only estimates (solver/sparse_loop.cpp); the exact solver is never sparse.
+  if (estimate_memory(problem, options).chosen == Support::kSparse) return false;
+  const bool exact_solver =
+      options.solver == SolverKind::kExact || detail::auto_runs_exact(problem, options);
+  // Conditional gradient ends on the polytope with its exact loss (solver/exact.cpp); mirror
+  // descent's plan goes through compute_loss like the sampled loop's.
+  if (exact_solver && options.exact_method != ExactMethod::kMirrorDescent) return true;
+  // compute_loss's rule (solver/loss.cpp), with its arithmetic.
+  const Index n = source.provider->num_nodes(), k = target.provider->num_nodes();
+  const double work = static_cast<double>(n) * k * (static_cast<double>(n) + k);
+  return work <= options.exact_loss_max_work && source.provider->holds_full_matrix() &&
+         target.provider->holds_full_matrix();
 }
 
 }  // namespace gw::pairwise

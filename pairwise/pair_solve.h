@@ -57,6 +57,8 @@ struct PairResult {
   // and its standard error (0 when exact).
   double objective = std::numeric_limits<double>::quiet_NaN();
   double standard_error = std::numeric_limits<double>::quiet_NaN();
+  // Whether `objective` is the exact loss (gw::Result::gw_loss_exact), not a Monte Carlo estimate.
+  bool loss_exact = false;
   Termination termination = Termination::kNotRun;
   int iterations = 0;
   double seconds = 0.0;
@@ -70,5 +72,15 @@ double gw_distance(double objective);
 PairResult solve_pair(const PreparedSpace& source,
                       const PreparedSpace& target,
                       const Options& options);
+
+// Whether solve_pair(source, target, options) will report the exact loss (PairResult::loss_exact)
+// rather than an estimate, decided before solving by gw::solve's rules: the exact solver's
+// conditional-gradient finish always knows its loss; otherwise the dense path computes it when
+// both providers hold full matrices and n k (n + k) <= options.exact_loss_max_work
+// (solver/loss.cpp), and the sparse support only estimates it. The --nearest pruning relies on it
+// (pairwise/run.h), and run_pairwise checks it against every pair it solves.
+bool loss_is_exact(const PreparedSpace& source,
+                   const PreparedSpace& target,
+                   const Options& options);
 
 }  // namespace gw::pairwise

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <numeric>
+#include <span>
 #include <sstream>
 
 #include "core/config.h"
@@ -60,14 +63,78 @@ struct State {
         status(pairs, kPending) {}
 };
 
+// 64-bit FNV-1a over bytes: a fingerprint of the collection's contents for the settings attribute,
+// so that --resume refuses a collection that changed but kept its sizes (not a cryptographic hash:
+// it guards against mistakes, not against forgery).
+class Fingerprint {
+ public:
+  template <typename T>
+  void add(std::span<const T> values) {
+    add(static_cast<std::uint64_t>(values.size()));  // so that adjacent arrays cannot shift
+    add_bytes(values.data(), values.size_bytes());
+  }
+  void add(std::uint64_t value) { add_bytes(&value, sizeof value); }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  void add_bytes(const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t b = 0; b < bytes; ++b) {
+      hash_ ^= p[b];
+      hash_ *= 0x100000001b3ULL;
+    }
+  }
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+// Every space's data as read (points, the symmetrized graph, or the matrix), its weights, and the
+// labels. A geometry given as a provider (not something read_collection makes) adds only its kind
+// and size: its distances are not at hand without computing them.
+std::uint64_t collection_fingerprint(const Collection& collection) {
+  Fingerprint f;
+  f.add(static_cast<std::uint64_t>(collection.size()));
+  for (const Space& space : collection.spaces) {
+    const Geometry& g = space.geometry;
+    f.add(static_cast<std::uint64_t>(g.kind()));
+    f.add(static_cast<std::uint64_t>(g.num_nodes()));
+    switch (g.kind()) {
+      case Geometry::Kind::kPoints:
+        f.add(static_cast<std::uint64_t>(g.dimension()));
+        f.add(std::span<const double>(g.points()));
+        break;
+      case Geometry::Kind::kGraph:
+        f.add(std::span<const Offset>(g.graph().row_offsets()));
+        f.add(std::span<const Index>(g.graph().col_indices()));
+        f.add(std::span<const float>(g.graph().weights()));
+        break;
+      case Geometry::Kind::kDistances:
+        f.add(static_cast<std::uint64_t>(g.distances().cols));
+        f.add(std::span<const float>(g.distances().values));
+        break;
+      default:
+        break;
+    }
+    f.add(std::span<const double>(space.weights));
+  }
+  f.add(std::span<const std::int64_t>(collection.labels));
+  return f.value();
+}
+
+// What a resume must match: the collection (sizes and a fingerprint of its contents) and every
+// flag that changes a pair's numbers or which pairs are computed.
 std::string settings_of(const Collection& collection, const RunOptions& options) {
   const Options& s = options.solver;
   std::int64_t nodes = 0;
   for (const Space& space : collection.spaces) nodes += space.geometry.num_nodes();
+  char fingerprint[17];
+  std::snprintf(fingerprint,
+                sizeof fingerprint,
+                "%016llx",
+                static_cast<unsigned long long>(collection_fingerprint(collection)));
   std::ostringstream out;
   out.precision(17);
-  out << "spaces=" << collection.size() << " nodes=" << nodes << " seed=" << options.seed
-      << " nearest=" << options.nearest << " points="
+  out << "spaces=" << collection.size() << " nodes=" << nodes << " data=fnv1a64:" << fingerprint
+      << " seed=" << options.seed << " nearest=" << options.nearest << " points="
       << (options.point_metric == PointMetric::kEuclidean ? "euclidean" : "knn-geodesic")
       << " knn=" << s.knn << " M=" << s.num_anchors << " eps=" << s.epsilon
       << " eps_final=" << s.epsilon_final << " max_iter=" << s.max_iterations
@@ -94,6 +161,7 @@ std::vector<double> square(const PairIndex& index, const std::vector<double>& va
 void write_output(const std::string& path,
                   const Collection& collection,
                   const RunOptions& options,
+                  const std::string& settings,
                   const State& state) {
   const PairIndex index{collection.size()};
   const Index n = collection.size();
@@ -139,7 +207,7 @@ void write_output(const std::string& path,
   out.set_attribute("/", "pairs_pruned", pruned);
   out.set_attribute("/", "seed", std::to_string(options.seed));
   out.set_attribute("/", "nearest", std::int64_t{options.nearest});
-  out.set_attribute("/", "settings", settings_of(collection, options));
+  out.set_attribute("/", "settings", settings);
   out.set_attribute("/", "collection", collection.path);
   out.set_attribute("/", "generator", "gwalign " GW_VERSION_STRING " pairwise");
   out.commit();
@@ -148,9 +216,8 @@ void write_output(const std::string& path,
 // The state recorded in an output being resumed (kInvalidArgument when it belongs to another run).
 State read_output(const std::string& path,
                   const Collection& collection,
-                  const RunOptions& options) {
+                  const std::string& settings) {
   const io::Reader reader(path);
-  const std::string settings = settings_of(collection, options);
   GW_CHECK_CODE(reader.has_attribute("/", "settings") &&
                     reader.read_string_attribute("/", "settings") == settings,
                 ErrorCode::kInvalidArgument,
@@ -163,11 +230,17 @@ State read_output(const std::string& path,
   const io::Array<double> standard_error = reader.read_array<double>("/stderr", 2);
   const io::Array<double> seconds = reader.read_array<double>("/seconds", 2);
   const io::Array<std::int8_t> status = reader.read_array<std::int8_t>("/status", 2);
-  GW_CHECK_CODE(
-      objective.rows() == n && objective.cols() == n && status.rows() == n && status.cols() == n,
-      ErrorCode::kBadData,
-      "'" << path << "' /distances or /status is not " << n << " x " << n
-          << "; remove the output and start again");
+  // A doctored or truncated file must not be read past its end.
+  auto check_shape = [&](const char* name, std::int64_t rows, std::int64_t cols) {
+    GW_CHECK_CODE(rows == n && cols == n,
+                  ErrorCode::kBadData,
+                  "'" << path << "' " << name << " is " << rows << " x " << cols << ", not " << n
+                      << " x " << n << "; remove the output and start again");
+  };
+  check_shape("/distances", objective.rows(), objective.cols());
+  check_shape("/stderr", standard_error.rows(), standard_error.cols());
+  check_shape("/seconds", seconds.rows(), seconds.cols());
+  check_shape("/status", status.rows(), status.cols());
   for (Index i = 0; i < n; ++i) {
     for (Index j = i + 1; j < n; ++j) {
       const std::size_t at = static_cast<std::size_t>(i) * n + j;
@@ -181,8 +254,9 @@ State read_output(const std::string& path,
   return state;
 }
 
-// The K-th smallest distance found so far per space, kept for pruning (one mutex: updates are
-// rare next to a solve).
+// The K-th smallest exact distance found so far per space, kept for pruning (one mutex: updates
+// are rare next to a solve). Per process: under MPI each rank sees only the pairs it solved (and,
+// on rank 0, those resumed), which prunes less but never wrongly.
 class NearestTracker {
  public:
   NearestTracker(Index n, int k) : k_(k), found_(n) {}
@@ -208,6 +282,27 @@ class NearestTracker {
   std::mutex mutex_;
   std::vector<std::vector<double>> found_;
 };
+
+// The exception being handled, as the code and message of the gw::Error run_pairwise throws for
+// it: inside an OpenMP region anything that escapes a thread calls std::terminate, so each
+// worker catches everything and the first failure is rethrown after the region.
+std::pair<ErrorCode, std::string> current_failure(int threads) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  } catch (const std::bad_alloc&) {
+    // kBadData as for gw::solve's own memory check: the problem does not fit, nothing is broken.
+    return {ErrorCode::kBadData,
+            "out of memory (std::bad_alloc) with " + std::to_string(threads) +
+                " thread(s) each holding one space or pair; run with fewer --threads or on a "
+                "machine with more memory"};
+  } catch (const std::exception& e) {
+    return {ErrorCode::kInternal, std::string("internal error: ") + e.what()};
+  } catch (...) {
+    return {ErrorCode::kInternal, "internal error: an exception that is not a std::exception"};
+  }
+}
 
 }  // namespace
 
@@ -256,14 +351,21 @@ RunSummary run_pairwise(const Collection& collection,
   // Rank 0 decides what is left to do: everything, or what the resumed output lacks.
   State state(index.total());
   std::int64_t resumed = 0;
+  std::string settings;
   if (root) {
     const bool exists = std::filesystem::exists(options.output);
     GW_CHECK_CODE(!exists || options.resume,
                   ErrorCode::kCannotCreate,
                   "'" << options.output << "' exists; pass --resume to continue that run, or "
                       << "remove it");
+    // The output is first written at the first checkpoint, after the spaces are prepared and
+    // some pairs solved: a missing or read-only directory must fail now, not then. A Writer
+    // checks the directory and creates its temporary there (kCannotCreate, naming both);
+    // destroyed uncommitted, it leaves nothing.
+    { const io::Writer probe(options.output); }
+    settings = settings_of(collection, options);
     if (exists) {
-      state = read_output(options.output, collection, options);
+      state = read_output(options.output, collection, settings);
       for (std::int8_t s : state.status) resumed += s != kPending;
     }
   }
@@ -285,11 +387,12 @@ RunSummary run_pairwise(const Collection& collection,
         if (options.nearest > 0) {
           quantiles[i] = distance_quantiles(*spaces[i].provider, spaces[i].weights);
         }
-      } catch (const Error& e) {
+      } catch (...) {
+        const auto [what_code, what] = current_failure(threads);
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!failed.exchange(true)) {
-          message = collection.spaces[i].description + ": " + e.what();
-          code = e.code();
+          message = collection.spaces[i].description + ": " + what;
+          code = what_code;
         }
       }
     }
@@ -318,10 +421,13 @@ RunSummary run_pairwise(const Collection& collection,
   const std::int64_t items = static_cast<std::int64_t>(todo.size());
   comm.begin(items);
 
+  // Only exact losses set the pruning threshold (see RunOptions::nearest). A resumed output
+  // keeps no flag for it, but /stderr is 0 exactly for exact losses.
   NearestTracker tracker(n, std::max(options.nearest, 1));
   if (root && options.nearest > 0) {
     for (std::int64_t p = 0; p < index.total(); ++p) {
-      if (state.status[p] == kDone || state.status[p] == kAbnormal) {
+      if ((state.status[p] == kDone || state.status[p] == kAbnormal) &&
+          state.standard_error[p] == 0.0) {
         const auto [i, j] = index.at(p);
         tracker.add(i, j, state.objective[p]);
       }
@@ -355,6 +461,15 @@ RunSummary run_pairwise(const Collection& collection,
   std::string error_message;
   ErrorCode error_code = ErrorCode::kInternal;
   std::mutex error_mutex, checkpoint_mutex;
+  // Records the first failure of any worker; the others stop at their next pair.
+  auto fail = [&](const std::string& where) {
+    const auto [code, what] = current_failure(threads);
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!failed.exchange(true)) {
+      error_message = where + what;
+      error_code = code;
+    }
+  };
   // Deadlines in seconds of `watch` (read by every worker, moved on by the one that acts).
   std::atomic<double> next_checkpoint{options.checkpoint_seconds}, next_progress{1.0};
   int checkpoints = 0;
@@ -365,7 +480,7 @@ RunSummary run_pairwise(const Collection& collection,
     std::unique_lock<std::mutex> lock(checkpoint_mutex, std::try_to_lock);
     if (!lock.owns_lock() || watch.seconds() < next_checkpoint.load()) return;
     Stopwatch write_watch;
-    write_output(options.output, collection, options, merged(comm.snapshot()));
+    write_output(options.output, collection, options, settings, merged(comm.snapshot()));
     write_seconds += write_watch.seconds();
     ++checkpoints;
     next_checkpoint.store(watch.seconds() + options.checkpoint_seconds);
@@ -399,10 +514,14 @@ RunSummary run_pairwise(const Collection& collection,
         const auto [i, j] = index.at(p);
         ItemResult result;
         try {
-          if (options.nearest > 0) {
-            // Computed distances never fall below the bound (both are of the same max-normalized
-            // matrices), so a pair whose bound exceeds both K-th distances holds neither space's
-            // K-nearest neighbour. The margin absorbs the rounding of the two computations.
+          // Computed exact losses never fall below the bound (both are of the same
+          // max-normalized matrices, and the bound holds for every plan), so a pair whose bound
+          // exceeds both K-th exact distances holds neither space's K-nearest neighbour. An
+          // estimated loss may fall below its bound: such a pair is never pruned. The margin
+          // absorbs the rounding of the two computations.
+          const bool exact_loss =
+              options.nearest > 0 && loss_is_exact(spaces[i], spaces[j], solver);
+          if (exact_loss) {
             const double bound = distribution_lower_bound(quantiles[i], quantiles[j]);
             const double margin = 1e-9 + 1e-6 * bound;
             if (bound - margin > tracker.kth(i) && bound - margin > tracker.kth(j)) {
@@ -414,6 +533,12 @@ RunSummary run_pairwise(const Collection& collection,
           Options pair_options = solver;
           pair_options.seed = pair_seed(options.seed, i, j);
           const PairResult pair = solve_pair(spaces[i], spaces[j], pair_options);
+          // Pairs pruned so far relied on loss_is_exact; a solver whose rules drifted from it
+          // must stop the run rather than leave a matrix with wrongly pruned pairs.
+          GW_CHECK_CODE(!exact_loss || pair.loss_exact || !std::isfinite(pair.objective),
+                        ErrorCode::kInternal,
+                        "the loss came back estimated where pairwise::loss_is_exact predicted "
+                        "it exact, so --nearest pruning is unsafe; run without --nearest");
           result.objective = pair.objective;
           result.standard_error = pair.standard_error;
           result.seconds = pair.seconds;
@@ -422,19 +547,26 @@ RunSummary run_pairwise(const Collection& collection,
                           pair.termination == Termination::kPlateau ||
                           pair.termination == Termination::kMaxIterations;
           result.status = ok && std::isfinite(pair.objective) ? kDone : kAbnormal;
-          if (options.nearest > 0) tracker.add(i, j, pair.objective);
+          if (options.nearest > 0 && pair.loss_exact) tracker.add(i, j, pair.objective);
           comm.record(k, result);
-          const std::int64_t count = solved_here.fetch_add(1) + 1;
-          if (options.abort_after >= 0 && count >= options.abort_after) std::_Exit(137);
+        } catch (...) {
+          fail("pair (" + std::to_string(i) + ", " + std::to_string(j) + "): ");
+          continue;
+        }
+        const std::int64_t count = solved_here.fetch_add(1) + 1;
+        if (options.abort_after >= 0 && count >= options.abort_after) std::_Exit(137);
+        // Not the pair's failure: the output could not be rewritten (a full disk, a directory
+        // removed during the run) or the progress callback threw.
+        try {
           maybe_checkpoint();
+        } catch (...) {
+          fail("writing the checkpoint '" + options.output + "': ");
+          continue;
+        }
+        try {
           maybe_progress();
-        } catch (const Error& e) {
-          std::lock_guard<std::mutex> lock(error_mutex);
-          if (!failed.exchange(true)) {
-            error_message =
-                "pair (" + std::to_string(i) + ", " + std::to_string(j) + "): " + e.what();
-            error_code = e.code();
-          }
+        } catch (...) {
+          fail("the progress callback: ");
         }
       }
     }
@@ -449,7 +581,7 @@ RunSummary run_pairwise(const Collection& collection,
     const std::vector<ItemResult> results = comm.snapshot();
     const State final_state = merged(results);
     Stopwatch write_watch;
-    write_output(options.output, collection, options, final_state);
+    write_output(options.output, collection, options, settings, final_state);
     summary.checkpoint_write_seconds = write_seconds + write_watch.seconds();
     ++summary.checkpoints;
     for (const ItemResult& r : results) {

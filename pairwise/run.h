@@ -20,7 +20,11 @@
 //
 // Pair (i, j), i < j, is solved once with seed pair_seed(seed, i, j) and one thread, by
 // solve_pair(); its numbers do not depend on the thread count, the rank count or the order of
-// the pairs, so every run of the same command writes the same /distances bit for bit.
+// the pairs. With nearest == 0 every run of the same command therefore writes the same
+// /distances bit for bit. With nearest > 0, which pairs are pruned depends on the order in which
+// results arrive (threads, ranks, scheduling), so /status and the NaN entries may differ between
+// runs; what is stable is every computed entry (bit for bit the value a nearest == 0 run writes)
+// and the K nearest neighbours of each space (nearest_neighbours() of /distances).
 #pragma once
 
 #include <cstdint>
@@ -53,13 +57,21 @@ struct RunOptions {
   // Threads per process, each solving one pair at a time (0: all available).
   int threads = 0;
   // 0: every pair. K > 0: only what each space's K nearest neighbours need; a pair is skipped
-  // (status 3) when its lower bound exceeds the K-th smallest distance found so far for both of
-  // its spaces, so no true K-nearest neighbour is ever dropped.
+  // (status 3) when its lower bound exceeds, for both of its spaces, the K-th smallest exact
+  // distance found so far, so the K nearest neighbours are those of the full matrix. The bound
+  // holds for the exact loss of any plan, not for a Monte Carlo estimate (solver/loss.cpp
+  // estimates the loss of spaces too large for the exact loss; /stderr > 0): estimated losses
+  // never set the threshold, and a pair whose loss would be estimated (loss_is_exact() in
+  // pair_solve.h) is always computed. Each process keeps its own threshold from the pairs it
+  // solved (rank 0 also from a resumed output): under MPI, ranks prune less than one process
+  // with as many threads would, never wrongly.
   int nearest = 0;
+  // The output file. Its directory must exist and be writable (kCannotCreate before any work).
   std::string output;
-  // Continue the run recorded in `output` (same collection and settings; kInvalidArgument
-  // otherwise); a missing output starts afresh. Without it an existing output is an error
-  // (kCannotCreate), never overwritten.
+  // Continue the run recorded in `output` (the same collection, by sizes and a fingerprint of
+  // every space's data, weights and /labels, and the same settings; kInvalidArgument otherwise);
+  // a missing output starts afresh. Without it an existing output is an error (kCannotCreate),
+  // never overwritten.
   bool resume = false;
   // Seconds between checkpoints (rank 0 rewrites the output).
   double checkpoint_seconds = 10.0;
@@ -91,7 +103,10 @@ struct RunSummary {
 
 // Runs on every rank of `transport` (nullptr: this process alone). Rank 0 reads/writes the
 // output; every rank reads the collection itself. Throws gw::Error for bad options, an output
-// that cannot be created or resumed, and what solve_pair throws.
+// that cannot be created or resumed (kBadData for a resumed file whose /distances, /stderr,
+// /seconds or /status is not N x N), a checkpoint that cannot be written (the message names the
+// checkpoint), and what solve_pair throws (the message names the pair; std::bad_alloc becomes
+// kBadData, any other exception kInternal).
 RunSummary run_pairwise(const Collection& collection,
                         const RunOptions& options,
                         Transport* transport = nullptr);

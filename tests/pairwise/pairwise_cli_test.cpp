@@ -2,6 +2,7 @@
 // exit codes, the kill-and-resume hook, and MPI ranks against one process.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -25,8 +26,13 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
          (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
-std::string shapes(const ScratchDir& dir, int classes = 2, int per_class = 3) {
-  const std::string path = dir.file("shapes.h5");
+std::string shapes(const ScratchDir& dir,
+                   int classes = 2,
+                   int per_class = 3,
+                   const std::string& seed = "2",
+                   const std::string& min_points = "30",
+                   const std::string& name = "shapes.h5") {
+  const std::string path = dir.file(name);
   const RunResult r = gwalign({"generate",
                                "shapes",
                                "--classes",
@@ -34,9 +40,9 @@ std::string shapes(const ScratchDir& dir, int classes = 2, int per_class = 3) {
                                "--per-class",
                                std::to_string(per_class),
                                "--seed",
-                               "2",
+                               seed,
                                "--min-points",
-                               "30",
+                               min_points,
                                "--max-points",
                                "50",
                                "-o",
@@ -95,6 +101,83 @@ TEST(PairwiseCli, KilledRunResumedWithTheSameCommandEqualsAnUninterruptedRun) {
   EXPECT_EQ(json["pairs_resumed"], 7);
   EXPECT_EQ(json["pairs_computed"], 8);
   EXPECT_TRUE(bitwise_equal(matrix(full), matrix(killed)));
+}
+
+// Two collections of 50-point shapes with different seeds: the same sizes, other points. The
+// resume of the first run's output on the second must not mix their pairs.
+TEST(PairwiseCli, KilledRunResumedOnAnotherCollectionOfTheSameSizesIsRefused) {
+  ScratchDir dir;
+  const std::string first = shapes(dir, 2, 3, "2", "50", "first.h5");
+  const std::string second = shapes(dir, 2, 3, "3", "50", "second.h5");
+  const std::string out = dir.file("out.h5");
+  auto args = [&](const std::string& input) {
+    return std::vector<std::string>{"pairwise",
+                                    input,
+                                    "-o",
+                                    out,
+                                    "--threads",
+                                    "1",
+                                    "--checkpoint-seconds",
+                                    "1e-6",
+                                    "--quiet",
+                                    "--resume"};
+  };
+  ::setenv("GWALIGN_PAIRWISE_ABORT_AFTER", "4", 1);
+  const RunResult killed = gwalign(args(first), dir.path());
+  ::unsetenv("GWALIGN_PAIRWISE_ABORT_AFTER");
+  ASSERT_EQ(killed.status, 137) << killed.err;
+  const RunResult other = gwalign(args(second), dir.path());
+  EXPECT_EQ(other.status, 64) << other.err;
+  EXPECT_NE(other.err.find("different run"), std::string::npos) << other.err;
+  EXPECT_EQ(io::Reader(out).read_attribute<std::int64_t>("/", "pairs_done").data[0], 3);
+  EXPECT_EQ(gwalign(args(first), dir.path()).status, 0);
+}
+
+TEST(PairwiseCli, AnOutputDirectoryThatDoesNotExistFailsBeforeAnyPairIsSolved) {
+  ScratchDir dir;
+  const std::string input = shapes(dir);
+  const std::string out = dir.file("nodir/x.h5");
+  const RunResult r = gwalign({"pairwise", input, "-o", out, "--quiet", "--json", "-"}, dir.path());
+  EXPECT_EQ(r.status, 73) << r.err;
+  EXPECT_NE(r.err.find(out), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("pair ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");  // no report: the run never started
+}
+
+// The settings attribute records the solver options the command built.
+double setting(const std::string& output, const std::string& name) {
+  const std::string settings = io::Reader(output).read_string_attribute("/", "settings");
+  const std::size_t at = settings.find(" " + name + "=");
+  EXPECT_NE(at, std::string::npos) << settings;
+  return std::stod(settings.substr(at + name.size() + 2));
+}
+
+TEST(PairwiseCli, EpsBelowTheDefaultFinalEpsilonNeverMakesEpsilonRise) {
+  ScratchDir dir;
+  const std::string input = shapes(dir, 1, 2);
+  for (const char* eps : {"5e-4", "0.01"}) {
+    const std::string out = dir.file(std::string("eps") + eps + ".h5");
+    const RunResult r = gwalign(
+        {"pairwise", input, "-o", out, "--eps", eps, "--max-iter", "5", "--quiet"}, dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(setting(out, "eps"), std::stod(eps));
+    EXPECT_LE(setting(out, "eps_final"), setting(out, "eps")) << "--eps " << eps;
+    EXPECT_EQ(setting(out, "eps_final"), std::min(1e-3, std::stod(eps)));
+  }
+}
+
+TEST(PairwiseCli, ABuildWithoutMpiRefusesEveryLauncherTheMpiBuildJoins) {
+  if (GW_TEST_HAS_MPI) GTEST_SKIP() << "this build has MPI: a launcher variable makes it join";
+  ScratchDir dir;
+  const std::string input = shapes(dir, 1, 2);
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    ::setenv(name, "2", 1);
+    const RunResult r =
+        gwalign({"pairwise", input, "-o", dir.file(std::string(name) + ".h5")}, dir.path());
+    ::unsetenv(name);
+    EXPECT_EQ(r.status, 69) << name << ": " << r.err;
+    EXPECT_NE(r.err.find("without MPI"), std::string::npos) << r.err;
+  }
 }
 
 // mpirun arguments for `gwalign pairwise INPUT -o OUTPUT --threads 1 --quiet EXTRA...` on two

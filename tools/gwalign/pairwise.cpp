@@ -38,8 +38,15 @@ is rewritten atomically every --checkpoint-seconds, so it is always readable; af
 same command with --resume to compute only the missing pairs.
 
 MPI: 'mpirun -np R gwalign pairwise ...' shares the pairs among the ranks (rank 0 writes the
-output); every rank uses --threads threads. The matrix is the same bit for bit for any number of
-ranks and threads (each pair has its own seed and runs on one thread).
+output); every rank uses --threads threads. Without --nearest the matrix is the same bit for bit
+for any number of ranks and threads (each pair has its own seed and runs on one thread).
+
+--nearest K: pairs whose lower bound exceeds both spaces' K-th smallest exact distance found so
+far are skipped (status 3). Which pairs those are depends on the order results arrive in (threads,
+ranks), so /status and the NaN entries can differ between runs; every computed entry is the value
+a run without --nearest writes, and each space's K nearest neighbours are the same. Pairs whose
+loss is only estimated (/stderr > 0) are never skipped. Each MPI rank prunes from the pairs it
+solved itself, so R ranks skip fewer pairs than one process with as many threads.
 
 Examples:
   gwalign generate shapes --classes 5 --per-class 20 --seed 0 -o shapes.h5
@@ -154,7 +161,8 @@ int run_pairwise_command(int argc, char** argv) {
          cxxopts::value<std::string>()->default_value("auto"))
         ("M", "anchor pairs per iteration (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
-        ("eps", "initial entropic regularization (sampled solver)",
+        ("eps", "initial entropic regularization (sampled solver; the final one is the smaller "
+         "of it and " + format_number(defaults.epsilon_final) + ")",
          cxxopts::value<double>()->default_value(format_number(defaults.epsilon)))
         ("max-iter", "outer iteration limit per pair (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.max_iterations)))
@@ -190,6 +198,9 @@ int run_pairwise_command(int argc, char** argv) {
     options.solver.knn = flags["knn"].as<int>();
     options.solver.num_anchors = flags["M"].as<int>();
     options.solver.epsilon = flags["eps"].as<double>();
+    // The schedule decays from epsilon to epsilon_final: an --eps below the default final value
+    // would otherwise make epsilon rise during the solve.
+    options.solver.epsilon_final = std::min(defaults.epsilon_final, options.solver.epsilon);
     options.solver.max_iterations = flags["max-iter"].as<int>();
     options.solver.min_iterations = flags["min-iter"].as<int>();
     const std::string solver = flags["solver"].as<std::string>();
