@@ -121,11 +121,7 @@ bool loss_is_exact(const PreparedSpace& source,
   // Conditional gradient ends on the polytope with its exact loss (solver/exact.cpp); mirror
   // descent's plan goes through compute_loss like the sampled loop's.
   if (exact_solver && options.exact_method != ExactMethod::kMirrorDescent) return true;
-  // compute_loss's rule (solver/loss.cpp), with its arithmetic.
-  const Index n = source.provider->num_nodes(), k = target.provider->num_nodes();
-  const double work = static_cast<double>(n) * k * (static_cast<double>(n) + k);
-  return work <= options.exact_loss_max_work && source.provider->holds_full_matrix() &&
-         target.provider->holds_full_matrix();
+  return detail::loss_computed_exactly(*source.provider, *target.provider, options);
 }
 
 }  // namespace gw::pairwise

@@ -99,15 +99,21 @@ namespace detail {
 // The true GW loss of the final plan: exact from full matrices when affordable, else the Monte
 // Carlo average over anchor pairs (i_p, j_p) ~ T of sum_kl T_kl (DX(k, i_p) - DY(l, j_p))^2, whose
 // expectation is the loss divided by the plan mass.
+bool loss_computed_exactly(const DistanceProvider& source,
+                           const DistanceProvider& target,
+                           const Options& options) {
+  const double n = static_cast<double>(source.num_nodes());
+  const double k = static_cast<double>(target.num_nodes());
+  return n * k * (n + k) <= options.exact_loss_max_work && source.holds_full_matrix() &&
+         target.holds_full_matrix();
+}
+
 void compute_loss(const PreparedProblem& pb,
                   const std::vector<double>& plan,
                   const Options& options,
                   Result& result) {
   const Index n = pb.n, k = pb.k;
-  const double work = static_cast<double>(n) * k * (static_cast<double>(n) + k);
-  auto exact_capable = [](const DistanceProvider& p) { return p.holds_full_matrix(); };
-  if (work <= options.exact_loss_max_work && exact_capable(*pb.source) &&
-      exact_capable(*pb.target)) {
+  if (loss_computed_exactly(*pb.source, *pb.target, options)) {
     const RowMatrixD dx = full_distances(*pb.source);
     const RowMatrixD dy = full_distances(*pb.target);
     result.gw_loss = gw_loss(std::span<const double>(dx.data(), dx.size()),

@@ -174,9 +174,15 @@ MarginalErrors marginal_errors(const std::vector<double>& plan,
                                const std::vector<double>& p,
                                const std::vector<double>& q);
 
+// compute_loss's rule: the loss is computed exactly when both providers hold full matrices and
+// n k (n + k) <= Options::exact_loss_max_work (n, k: the providers' node counts).
+bool loss_computed_exactly(const DistanceProvider& source,
+                           const DistanceProvider& target,
+                           const Options& options);
+
 // The GW loss of a solve's final plan into result.gw_loss / gw_loss_stderr / gw_loss_exact:
-// exact when both providers hold full matrices and n k (n + k) <= Options::exact_loss_max_work,
-// else estimate_gw_loss over Options::loss_anchors pairs (loss.cpp).
+// exact when loss_computed_exactly, else estimate_gw_loss over Options::loss_anchors pairs
+// (loss.cpp).
 void compute_loss(const PreparedProblem& pb,
                   const std::vector<double>& plan,
                   const Options& options,

@@ -217,19 +217,15 @@ int run_align(int argc, char** argv) {
   }
   // --write-into-source -o SOURCE updates SOURCE in place (through a temporary copy): the one
   // output allowed to be an input.
-  const bool updates_source = into_source && same_file(run.output, run.source);
-  if (!updates_source) {
-    check_output_path(run.output,
-                      "-o",
-                      {inputs.front()},
-                      " (or --write-into-source -o SOURCE to add the results to SOURCE itself)");
-  }
-  std::vector<InputFile> others(inputs.begin() + 1, inputs.end());
-  if (updates_source) {
-    std::erase_if(others,
+  std::vector<InputFile> guarded = inputs;
+  if (into_source && same_file(run.output, run.source)) {
+    std::erase_if(guarded,
                   [&](const InputFile& input) { return same_file(input.path, run.source); });
   }
-  check_output_path(run.output, "-o", others);
+  check_output_path(run.output,
+                    "-o",
+                    guarded,
+                    " (or --write-into-source -o SOURCE to add the results to SOURCE itself)");
   const bool has_report = flags.count("report") > 0;
   const std::string report_path = flag_or("report", "");
   if (has_report && report_path != "-") {
