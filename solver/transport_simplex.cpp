@@ -31,6 +31,7 @@
 #include "core/error.h"
 #include "solver/exact.h"
 #include "solver/linear_ot_impl.h"
+#include "solver/simplex_kernels_impl.h"
 
 namespace gw {
 
@@ -126,7 +127,10 @@ struct TransportSimplex::State {
 
   // Block search: the most negative reduced cost within the first block (of `block` arcs from
   // the cursor, wrapping) that has one; -1 when no arc has a negative reduced cost.
+  // The row scans' minimum goes through the dispatched kernel (simplex_isa.cpp); the index of
+  // that minimum is searched again only when it improves the block's best.
   std::int64_t entering(std::int64_t block, std::int64_t& reduced) {
+    const detail::ReducedCostMinFn reduced_cost_min = detail::simplex_kernels().reduced_cost_min;
     const std::int64_t total = static_cast<std::int64_t>(nr) * nc;
     const std::int64_t* pi_col = pi.data() + nr;
     std::int64_t best = -1, best_rc = 0, seen = 0, in_block = 0;
@@ -135,8 +139,7 @@ struct TransportSimplex::State {
       const int len = static_cast<int>(std::min<std::int64_t>(nc - c, block - in_block));
       const std::int64_t* row = cost.data() + static_cast<std::int64_t>(r) * nc;
       const std::int64_t pr = pi[r];
-      std::int64_t low = 0;
-      for (int j = c; j < c + len; ++j) low = std::min(low, row[j] + pr - pi_col[j]);
+      const std::int64_t low = reduced_cost_min(row + c, pr, pi_col + c, len);
       if (low < best_rc) {
         for (int j = c; j < c + len; ++j) {
           if (row[j] + pr - pi_col[j] == low) {
@@ -234,10 +237,19 @@ struct TransportSimplex::State {
     GW_CHECK(
         full.size() == static_cast<std::size_t>(n) * k,
         "TransportSimplex::solve: cost has " << full.size() << " entries for " << n << " x " << k);
-    const double scale =
-        detail::active_cost_scale(full, k, m.rows, m.cols, "TransportSimplex::solve");
+    const detail::SimplexKernels& kernels = detail::simplex_kernels();
+    const bool all_active = nr == n && nc == k;
+    // Every row and column active (the usual case): the dispatched max; a non-finite entry (-1)
+    // goes through active_cost_scale, which names it.
+    double scale = all_active ? kernels.abs_max<CostT>()(full.data(), std::ssize(full)) : -1.0;
+    if (scale < 0.0) {
+      scale = detail::active_cost_scale(full, k, m.rows, m.cols, "TransportSimplex::solve");
+    }
     cost.resize(static_cast<std::size_t>(nr) * nc);
-    if (nr == n && nc == k) {
+    if (all_active && scale >= 0x1p-960) {
+      constexpr double kUnits = static_cast<double>(std::int64_t{1} << detail::kCostBits);
+      kernels.to_integer<CostT>()(full.data(), cost.data(), std::ssize(cost), kUnits / scale);
+    } else if (all_active) {
       detail::integer_costs(full.data(), cost.data(), cost.size(), scale);
     } else {
       std::vector<CostT> row(nc);
