@@ -216,7 +216,8 @@ struct Options {
   // same |rho|) for about one seed in three (bench/RESULTS.md). Costs O((n + k) S log S + n k Q).
   // The exact solver (solver = kExact) uses the exact quantiles of every node's whole distance row
   // instead (distance_quantile_profiles in exact.h, O((n^2 + k^2) log n)) when both sides have at
-  // most profile_anchors nodes, and solves its "profiles" Sinkhorn in float64.
+  // most profile_anchors nodes (its "profiles" Sinkhorn runs float32 exponentials, as its
+  // mirror-descent basin does).
   InitialPlan initial_plan = InitialPlan::kDistanceProfiles;
   int profile_anchors = 1024;
   int profile_quantiles = 64;
