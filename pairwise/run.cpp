@@ -141,7 +141,7 @@ std::string settings_of(const Collection& collection, const RunOptions& options)
       << " min_iter=" << s.min_iterations << " warmup=" << s.warmup_iterations << "x"
       << s.warmup_anchors << " profile_anchors=" << s.profile_anchors
       << " polish=" << s.polish_iterations << " restarts=" << s.restarts
-      << " precision=" << to_string(s.precision) << " solver=" << to_string(s.solver);
+      << " starts=" << s.starts << " precision=" << to_string(s.precision) << " solver=" << to_string(s.solver);
   return out.str();
 }
 

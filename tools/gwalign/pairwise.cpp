@@ -156,8 +156,8 @@ int run_pairwise_command(int argc, char** argv) {
         ("knn", "neighbours per point with --points knn-geodesic",
          cxxopts::value<int>()->default_value(std::to_string(defaults.knn)))
         ("solver", "per-pair solver: auto | sampled | exact (auto: the exact-gradient solver "
-         "where gw::solve picks it, i.e. spaces of up to a few thousand nodes; a sampled-loop "
-         "flag below makes auto sampled)",
+         "where gw::solve picks it, i.e. spaces of up to a few thousand nodes, from one start, "
+         "the distance-profile plan; a sampled-loop flag below makes auto sampled)",
          cxxopts::value<std::string>()->default_value("auto"))
         ("M", "anchor pairs per iteration (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
