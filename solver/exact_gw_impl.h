@@ -86,6 +86,7 @@ class ExactGw {
       }
     vertex_product(s);
     a_.swap(v_);
+    has_previous_ = false;  // v_ now holds the old A, not dx S dy of the last vertex
   }
   // The product plan T = p q^T: A = (dx p)(dy q)^T, two matrix-vector products.
   void set_product_plan() {
@@ -149,6 +150,8 @@ class ExactGw {
   }
 
   const Mat<S>& gradient_matrix() const { return grad_; }
+  // dx S dy of the last segment()'s vertex S.
+  const Mat<S>& vertex_product_matrix() const { return v_; }
 
   // Coefficients of F(T + alpha (S - T)) = F(T) + a alpha + b alpha^2 for a vertex S, computing
   // v_ = dx S dy on the way. Needs gradient() of the current plan.
@@ -252,8 +255,83 @@ class ExactGw {
     return out;
   }
 
-  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds.
+  // v_ = dx S dy for a sparse S. From the previous vertex's product when fewer than half of
+  // min(n, k) rows changed: v_ += dx (S - S_prev) dy, one GEMM of n k m multiply-adds for m
+  // changed rows (consecutive conditional-gradient vertices share most rows: on the spiral's
+  // 400 x 500, 0-160 of 400 rows changed per iteration); else one GEMM of n k min(n, k).
+  // The chain of incremental updates restarts from a full product every kMaxIncremental steps,
+  // so rounding cannot pile up (it stays ~1e-15 relative in double, ~1e-6 in float).
   void vertex_product(const Vertex& s) {
+    if (has_previous_ && incremental_steps_ < kMaxIncremental && incremental_product(s)) {
+      previous_ = s;
+      ++incremental_steps_;
+      return;
+    }
+    full_vertex_product(s);
+    previous_ = s;
+    has_previous_ = true;
+    incremental_steps_ = 0;
+  }
+  static constexpr int kMaxIncremental = 16;
+
+  // The incremental path of vertex_product; false (nothing changed) when too many rows differ or
+  // an entry list is not in row order.
+  bool incremental_product(const Vertex& s) {
+    const Vertex& prev = previous_;
+    const auto row_ordered = [](const Vertex& v) {
+      return std::is_sorted(v.rows.begin(), v.rows.end());
+    };
+    if (!row_ordered(s) || !row_ordered(prev)) return false;
+    // Rows whose entries differ, with S - S_prev's entries of each.
+    changed_.clear();
+    delta_.clear();
+    std::size_t a = 0, b = 0;
+    const std::size_t na = s.values.size(), nb = prev.values.size();
+    const std::size_t limit = static_cast<std::size_t>(std::min(n_, k_) / 2);
+    while (a < na || b < nb) {
+      const Index row = std::min(a < na ? s.rows[a] : n_, b < nb ? prev.rows[b] : n_);
+      std::size_t a_end = a, b_end = b;
+      while (a_end < na && s.rows[a_end] == row) ++a_end;
+      while (b_end < nb && prev.rows[b_end] == row) ++b_end;
+      bool same = a_end - a == b_end - b;
+      for (std::size_t e = 0; same && e < a_end - a; ++e) {
+        same = s.cols[a + e] == prev.cols[b + e] && s.values[a + e] == prev.values[b + e];
+      }
+      if (!same) {
+        if (changed_.size() == limit) return false;
+        const Index slot = static_cast<Index>(changed_.size());
+        changed_.push_back(row);
+        for (std::size_t e = a; e < a_end; ++e) delta_.push_back({slot, s.cols[e], s.values[e]});
+        for (std::size_t e = b; e < b_end; ++e)
+          delta_.push_back({slot, prev.cols[e], -prev.values[e]});
+      }
+      a = a_end;
+      b = b_end;
+    }
+    const Index m = static_cast<Index>(changed_.size());
+    if (m == 0) return true;  // the same vertex: v_ stands
+    // left (n x m): column t is dx's column changed_[t] (= its row: dx is symmetric);
+    // right (k x m): column t is row t of (S - S_prev) dy.
+    left_.resize(n_, m);
+    for (Index t = 0; t < m; ++t) {
+      const S* row = dx_.data() + static_cast<std::size_t>(changed_[t]) * n_;
+      for (Index i = 0; i < n_; ++i) left_(i, t) = row[i];
+    }
+    right_.setZero(k_, m);
+    for (const DeltaEntry& d : delta_) {
+      const S v = static_cast<S>(d.value);
+      const S* row = dy_.data() + static_cast<std::size_t>(d.col) * k_;
+      S* col = right_.data() + d.slot;
+      for (Index l = 0; l < k_; ++l) col[static_cast<std::size_t>(l) * m] += v * row[l];
+    }
+    z_.resize(n_, k_);
+    gw_cost_kernels().gemm_abt<S>()(left_.data(), right_.data(), n_, k_, m, z_.data(), k_);
+    v_ += z_;
+    return true;
+  }
+
+  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds.
+  void full_vertex_product(const Vertex& s) {
     const auto gemm = gw_cost_kernels().gemm_abt<S>();
     v_.resize(n_, k_);
     if (n_ <= k_) {
@@ -284,6 +362,18 @@ class ExactGw {
   std::vector<double> p_, q_;
   double w_;
   Mat<S> t_, a_, v_, grad_, z_, zt_;
+  // The incremental vertex product: the last vertex (v_ = dx previous_ dy while has_previous_),
+  // and scratch for the changed rows.
+  struct DeltaEntry {
+    Index slot, col;
+    double value;
+  };
+  Vertex previous_;
+  bool has_previous_ = false;
+  int incremental_steps_ = 0;
+  std::vector<Index> changed_;
+  std::vector<DeltaEntry> delta_;
+  Mat<S> left_, right_;
   Eigen::VectorXd r_, c_, rx_, cy_;
   double loss_ = 0.0;
   const double* feature_ptr_ = nullptr;

@@ -642,6 +642,71 @@ void expect_plan_setters_agree(double tolerance) {
   }
 }
 
+// segment()'s vertex product dx S dy, updated from the previous vertex's over the rows that
+// changed, against the two dense GEMMs of set_plan(S), along a conditional-gradient-like sequence:
+// vertices of slowly changing costs (few rows change), the same vertex twice (none), a vertex of
+// an unrelated cost (most rows: the full product), a vertex with its entries out of row order (the
+// full product), and more steps than one incremental chain may take.
+template <typename S>
+void expect_incremental_vertex_products_agree(double tolerance) {
+  using detail::ExactGw;
+  using detail::Mat;
+  using detail::Vertex;
+  Rng rng(25);
+  const Index n = 40, k = 47;
+  const std::vector<double> dxv = random_metric(rng, n), dyv = random_metric(rng, k);
+  const Mat<S> dx = Eigen::Map<const Mat<double>>(dxv.data(), n, n).cast<S>();
+  const Mat<S> dy = Eigen::Map<const Mat<double>>(dyv.data(), k, k).cast<S>();
+  const std::vector<double> p(n, 1.0 / n), q(k, 1.0 / k);
+  std::vector<double> product(static_cast<std::size_t>(n) * k, 1.0 / (n * k));
+  ExactGw<S> fast(dx, dy, p, q, nullptr, 0.0);
+  fast.set_plan(product);
+  fast.objective();
+  fast.gradient();
+  TransportSimplex simplex(p, q);
+  std::vector<double> cost(product.size());
+  for (double& c : cost) c = rng.uniform();
+  int steps_with_few_changes = 0;
+  for (int step = 0; step < 40; ++step) {
+    std::vector<double> this_cost = cost;
+    if (step == 20) {
+      for (double& c : this_cost) c = rng.uniform();  // unrelated: most rows change
+    } else if (step != 10) {                          // step 10 repeats step 9's vertex
+      for (int e = 0; e < 30; ++e) cost[rng.uniform() * cost.size()] += 0.05 * rng.uniform();
+      this_cost = cost;
+    }
+    const LinearOtPlan lp = simplex.solve(std::span<const double>(this_cost));
+    Vertex v{lp.rows, lp.cols, lp.values};
+    if (step == 30) {  // reversed entry order: not row-ordered
+      std::reverse(v.rows.begin(), v.rows.end());
+      std::reverse(v.cols.begin(), v.cols.end());
+      std::reverse(v.values.begin(), v.values.end());
+    }
+    if (step > 0 && step != 20 && step != 30 && step != 10) ++steps_with_few_changes;
+    fast.segment(v);
+    std::vector<double> dense(product.size(), 0.0);
+    for (std::size_t e = 0; e < v.values.size(); ++e)
+      dense[v.rows[e] * k + v.cols[e]] += v.values[e];
+    ExactGw<S> reference(dx, dy, p, q, nullptr, 0.0);
+    reference.set_plan(dense);
+    const double scale = reference.product().cwiseAbs().maxCoeff();
+    const double diff = (reference.product().template cast<double>() -
+                         fast.vertex_product_matrix().template cast<double>())
+                            .cwiseAbs()
+                            .maxCoeff();
+    EXPECT_LE(diff, tolerance * scale) << "step " << step;
+  }
+  EXPECT_GT(steps_with_few_changes, 30);
+}
+
+TEST(ExactGwState, IncrementalVertexProductsEqualTheDenseProductFloat64) {
+  expect_incremental_vertex_products_agree<double>(1e-12);
+}
+
+TEST(ExactGwState, IncrementalVertexProductsEqualTheDenseProductFloat32) {
+  expect_incremental_vertex_products_agree<float>(2e-5);
+}
+
 TEST(ExactGwState, EveryWayOfSettingAPlanGivesTheProductOfTwoDenseGemmsFloat64) {
   expect_plan_setters_agree<double>(1e-12);
 }
