@@ -140,8 +140,8 @@ std::string settings_of(const Collection& collection, const RunOptions& options)
       << " eps_final=" << s.epsilon_final << " max_iter=" << s.max_iterations
       << " min_iter=" << s.min_iterations << " warmup=" << s.warmup_iterations << "x"
       << s.warmup_anchors << " profile_anchors=" << s.profile_anchors
-      << " polish=" << s.polish_iterations << " restarts=" << s.restarts
-      << " starts=" << s.starts << " precision=" << to_string(s.precision) << " solver=" << to_string(s.solver);
+      << " polish=" << s.polish_iterations << " restarts=" << s.restarts << " starts=" << s.starts
+      << " precision=" << to_string(s.precision) << " solver=" << to_string(s.solver);
   return out.str();
 }
 

@@ -274,8 +274,8 @@ class ExactGw {
   }
   static constexpr int kMaxIncremental = 16;
 
-  // The incremental path of vertex_product; false (nothing changed) when too many rows differ or
-  // an entry list is not in row order.
+  // The incremental path of vertex_product; false, with v_ untouched, when too many rows differ
+  // or an entry list is not in row order.
   bool incremental_product(const Vertex& s) {
     const Vertex& prev = previous_;
     const auto row_ordered = [](const Vertex& v) {

@@ -96,9 +96,6 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
 
 namespace detail {
 
-// The true GW loss of the final plan: exact from full matrices when affordable, else the Monte
-// Carlo average over anchor pairs (i_p, j_p) ~ T of sum_kl T_kl (DX(k, i_p) - DY(l, j_p))^2, whose
-// expectation is the loss divided by the plan mass.
 bool loss_computed_exactly(const DistanceProvider& source,
                            const DistanceProvider& target,
                            const Options& options) {
@@ -108,6 +105,9 @@ bool loss_computed_exactly(const DistanceProvider& source,
          target.holds_full_matrix();
 }
 
+// The true GW loss of the final plan: exact from full matrices when affordable, else the Monte
+// Carlo average over anchor pairs (i_p, j_p) ~ T of sum_kl T_kl (DX(k, i_p) - DY(l, j_p))^2, whose
+// expectation is the loss divided by the plan mass.
 void compute_loss(const PreparedProblem& pb,
                   const std::vector<double>& plan,
                   const Options& options,
