@@ -83,6 +83,19 @@ void CudaStream::synchronize() const {
   check(status, "cudaStreamSynchronize");
 }
 
+void CudaStream::wait_before_release() const noexcept {
+  if (state_ == nullptr) return;
+  int previous = 0;
+  cudaGetDevice(&previous);
+  if (previous != state_->device) cudaSetDevice(state_->device);
+  if (state_->owned) {
+    cudaStreamSynchronize(static_cast<cudaStream_t>(state_->stream));
+  } else {
+    cudaDeviceSynchronize();
+  }
+  if (previous != state_->device) cudaSetDevice(previous);
+}
+
 #else  // !GW_HAS_CUDA
 
 namespace {
@@ -96,6 +109,7 @@ namespace {
 CudaStream CudaStream::create(int) { not_compiled(); }
 CudaStream CudaStream::borrow(void*, int) { not_compiled(); }
 void CudaStream::synchronize() const { not_compiled(); }
+void CudaStream::wait_before_release() const noexcept {}
 
 #endif  // GW_HAS_CUDA
 

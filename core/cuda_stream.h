@@ -51,6 +51,14 @@ class CudaStream {
   bool owned() const;
   // Blocks until all work enqueued on the stream so far has finished.
   void synchronize() const;
+  // The wait before freeing memory that work on this stream may still use, for destructors:
+  // synchronizes the stream when the handle owns it and the whole device when it is borrowed,
+  // since the owner may have destroyed a borrowed stream already (a Python object or cache that
+  // outlives the torch / CuPy stream it was made on; synchronizing a destroyed stream crashes
+  // inside the driver). The device wait covers that stream's work while it existed. Never
+  // throws: CUDA errors are sticky and surface at the next checked call. Does nothing on an
+  // empty handle or in a build without CUDA.
+  void wait_before_release() const noexcept;
 
  private:
   struct State;

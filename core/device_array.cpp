@@ -44,19 +44,12 @@ template <typename T>
 DeviceArray<T>::~DeviceArray() {
 #if GW_HAS_CUDA
   if (data_ != nullptr) {
-    // Queued kernels may still read the array; no throw from a destructor (CUDA errors are sticky
-    // and surface at the next checked call). A borrowed stream belongs to the caller, who may have
-    // destroyed it already (a Python result made on `stream=` outlives the CuPy / torch stream
-    // object; synchronizing a destroyed stream crashed in the driver on the first GPU run): wait
-    // for the whole device instead, which covers that stream's work while it existed.
+    // Queued kernels may still read the array (a borrowed stream's owner may be gone: see
+    // CudaStream::wait_before_release); no throw from a destructor.
+    stream_.wait_before_release();
     int previous = 0;
     cudaGetDevice(&previous);
     cudaSetDevice(stream_.device());
-    if (stream_.owned()) {
-      cudaStreamSynchronize(static_cast<cudaStream_t>(stream_.get()));
-    } else {
-      cudaDeviceSynchronize();
-    }
     cudaFree(data_);
     cudaSetDevice(previous);
   }

@@ -46,12 +46,9 @@ class CudaAggregator::Impl {
     num_genes_.ensure(1);
   }
 
-  ~Impl() {
-    try {
-      stream_.synchronize();  // queued kernels may still use the buffers freed after this
-    } catch (...) {           // a destructor must not throw
-    }
-  }
+  // Queued kernels may still use the buffers freed after this (a borrowed stream's owner may
+  // be gone: wait_before_release waits for the device then).
+  ~Impl() { stream_.wait_before_release(); }
 
   template <typename T>
   void run_async(const T* embeddings,

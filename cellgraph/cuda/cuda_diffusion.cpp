@@ -54,12 +54,9 @@ class CudaHeatDiffusion::Impl {
  public:
   explicit Impl(const CudaStream& stream) : stream_(stream), device_(stream.device()) {}
 
-  ~Impl() {
-    try {
-      stream_.synchronize();  // queued steps may still use the buffers freed after this
-    } catch (...) {           // a destructor must not throw
-    }
-  }
+  // Queued steps may still use the buffers freed after this (a borrowed stream's owner may be
+  // gone: wait_before_release waits for the device then).
+  ~Impl() { stream_.wait_before_release(); }
 
   void prepare(const HeatDiffusion& op) {
     cuda::DeviceGuard guard(device_);

@@ -48,12 +48,9 @@ class CudaEdgeMasker::Impl {
     }
   }
 
-  ~Impl() {
-    try {
-      stream_.synchronize();  // queued kernels may still use the buffers freed after this
-    } catch (...) {           // a destructor must not throw
-    }
-  }
+  // Queued kernels may still use the buffers freed after this (a borrowed stream's owner may
+  // be gone: wait_before_release waits for the device then).
+  ~Impl() { stream_.wait_before_release(); }
 
   Index num_nodes() const { return num_nodes_; }
   int num_types() const { return static_cast<int>(types_.size()); }

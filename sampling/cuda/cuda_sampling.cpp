@@ -29,7 +29,7 @@ class CudaAnchorSampler::Impl {
   ~Impl() {
     try {  // release on the right device; a destructor must not throw
       cuda::DeviceGuard guard(device_);
-      stream_.synchronize();  // queued kernels may still use the buffers
+      stream_.wait_before_release();  // queued kernels may still use the buffers
       row_mass_.release();
       cdf_.release();
       uniforms_.release();

@@ -47,7 +47,7 @@ class CudaSinkhorn::Impl {
   ~Impl() {
     try {
       cuda::DeviceGuard guard(device_);
-      cudaStreamSynchronize(stream_);  // queued kernels may still use the buffers
+      handle_.wait_before_release();  // queued kernels may still use the buffers
       check_.release();
     } catch (...) {  // a destructor must not throw
     }

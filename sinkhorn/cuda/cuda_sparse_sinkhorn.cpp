@@ -44,8 +44,8 @@ class CudaSparseSinkhorn::Impl {
   ~Impl() {
     try {
       cuda::DeviceGuard guard(device_);
-      cudaStreamSynchronize(stream_);  // queued kernels may still use the buffers
-    } catch (...) {                    // a destructor must not throw
+      handle_.wait_before_release();  // queued kernels may still use the buffers
+    } catch (...) {                   // a destructor must not throw
     }
   }
 

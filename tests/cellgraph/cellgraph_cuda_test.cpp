@@ -405,5 +405,60 @@ TEST(CudaDeviceArray, ArrayOnABorrowedStreamOutlivesTheStreamsOwner) {
   EXPECT_EQ(again.download(), values);
 }
 
+// The Python layer caches these objects per (device, stream) and keeps them past the torch / CuPy
+// stream they borrow; before wait_before_release, their destructors synchronized the destroyed
+// stream and crashed inside the driver at interpreter exit (an H100, 2026-11-26).
+TEST(CudaCellgraph, ClassesOnABorrowedStreamOutliveTheStreamsOwner) {
+  GW_REQUIRE_GPU();
+  Rng rng(77);
+  std::optional<CudaStream> owner = CudaStream::create(0);
+  const CudaStream borrowed = CudaStream::borrow(owner->get(), 0);
+
+  const MaskCase c = random_mask_case(rng);
+  EdgeMasker cpu_masker(c.n);
+  for (std::size_t t = 0; t < c.types.size(); ++t)
+    cpu_masker.add_type(std::to_string(t), c.types[t].view());
+  auto masker = std::make_unique<CudaEdgeMasker>(cpu_masker, borrowed);
+  EXPECT_EQ(masker->keep_mask(0, c.batch.view()), cpu_masker.keep_mask(0, c.batch.view()));
+
+  const Index seq = 32, channels = 8;
+  const DiffusionGraphSet set = random_diffusion_graphs(rng, 3, seq);
+  DiffusionOptions options;
+  options.symmetrize = true;
+  const HeatDiffusion cpu_diffusion(set.view(), seq, options);
+  auto diffusion = std::make_unique<CudaHeatDiffusion>(borrowed);
+  diffusion->prepare(cpu_diffusion);
+  std::vector<double> x(static_cast<std::size_t>(3) * seq * channels);
+  for (double& v : x) v = rng.uniform();
+  std::vector<double> expected(x.size()), got(x.size());
+  cpu_diffusion.apply(std::span<const double>(x), channels, std::span<double>(expected));
+  diffusion->apply(std::span<const double>(x), channels, std::span<double>(got));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(got[i], expected[i], kDiffusionF64Tolerance);
+
+  const TokenBatch data(rng, 4, 50, 16, 40);
+  auto aggregator = std::make_unique<CudaAggregator>(borrowed);
+  const GeneAggregate<float> want = aggregate_by_gene(
+      std::span<const float>(data.emb), data.ids, data.lengths, 4, 50, 16, AggregateOptions{});
+  const GeneAggregate<float> have = aggregator->aggregate(std::span<const float>(data.emb),
+                                                          data.ids,
+                                                          data.lengths,
+                                                          4,
+                                                          50,
+                                                          16,
+                                                          40,
+                                                          AggregateOptions{},
+                                                          CudaAggregateMethod::kSortByKey);
+  EXPECT_EQ(have.mean, want.mean);
+
+  owner.reset();  // the stream is destroyed before the objects that borrowed it
+  masker.reset();
+  diffusion.reset();
+  aggregator.reset();
+  // The device is still usable.
+  CudaEdgeMasker fresh(cpu_masker);
+  EXPECT_EQ(fresh.keep_mask(0, c.batch.view()), cpu_masker.keep_mask(0, c.batch.view()));
+}
+
 }  // namespace
 }  // namespace gw

@@ -147,3 +147,42 @@ def test_torch_cuda_tensors_run_on_the_current_stream_without_copies():
     torch.cuda.synchronize()
     np.testing.assert_array_equal(out.cpu().numpy(), masker.keep_mask(0, ids, ptr))
     np.testing.assert_array_equal(removed[0][0].cpu().numpy(), masker.removed_edges(ids, ptr)[0][0])
+
+
+def test_device_objects_cached_per_stream_outlive_the_stream_until_exit():
+    """aggregate_by_gene caches its device aggregator per (device, stream) for the process, and an
+    EdgeMasker / HeatDiffusion keeps its device copy per stream: these outlive a stream object
+    the caller drops. Their destructors at interpreter exit once synchronized the destroyed stream
+    and crashed in the driver (exit status -11 after every test passed, on an H100)."""
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent("""
+        import gc
+        import numpy as np
+        from gwalign import cellgraph
+        cuda = cellgraph._core.cellgraph.cuda
+        rng = np.random.default_rng(3)
+        s = cuda.Stream.create(0)
+        up = lambda a: cellgraph.DeviceBuffer.from_numpy(np.ascontiguousarray(a), s)
+        emb = rng.normal(size=(3, 10, 4))
+        ids = rng.integers(0, 9, size=(3, 10)).astype(np.int32)
+        lengths = np.array([10, 4, 0], np.int32)
+        genes, mean, counts = cellgraph.aggregate_by_gene(up(emb), up(ids), up(lengths),
+                                                          id_bound=9, stream=s.handle)
+        s.synchronize()
+        assert np.array_equal(mean.numpy(), cellgraph.aggregate_by_gene(emb, ids, lengths)[1])
+        masker = cellgraph.EdgeMasker(20)
+        masker.add_type("t", rng.integers(0, 20, 50).astype(np.int32),
+                        rng.integers(0, 20, 50).astype(np.int32))
+        pid, ptr = np.array([1, 2, 3], np.int32), np.array([0, 1, 3], np.int64)
+        keep = masker.keep_mask(0, up(pid), up(ptr), stream=s.handle)
+        s.synchronize()
+        assert np.array_equal(keep.numpy(), masker.keep_mask(0, pid, ptr))
+        del genes, mean, counts, keep, up, s  # the stream goes; the caches keep its users
+        gc.collect()
+        print("done")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "done" in proc.stdout, (proc.returncode, proc.stderr[-2000:])

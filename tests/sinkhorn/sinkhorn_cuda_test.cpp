@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "sinkhorn/cuda_sinkhorn.h"
+#include "sinkhorn/cuda_sparse_sinkhorn.h"
 #include "sinkhorn/sinkhorn.h"
 #include "sinkhorn/sinkhorn_reference.h"
 #include "sinkhorn_test_util.h"
@@ -184,6 +187,33 @@ TEST(CudaSinkhorn, PotentialsUploadAndDownloadRoundTrip) {
   cuda.set_potentials(f, g);
   cuda.download_potentials(f_back, g_back);
   EXPECT_EQ(f_back, f);
+  EXPECT_EQ(g_back, g);
+}
+
+// A CudaSinkhorn or CudaSparseSinkhorn on a borrowed stream whose owner destroys the stream first
+// is still safe to destroy (its destructor waits for the device, not for the dead stream).
+TEST(CudaSinkhorn, SolversOnABorrowedStreamOutliveTheStreamsOwner) {
+  GW_REQUIRE_GPU();
+  Rng rng(64);
+  const Problem p = test::random_problem(rng, 10, 12);
+  std::optional<CudaStream> owner = CudaStream::create(0);
+  const CudaStream borrowed = CudaStream::borrow(owner->get(), 0);
+  auto dense = std::make_unique<CudaSinkhorn>(borrowed);
+  dense->upload_cost(p.cost(Precision::kF64));
+  std::vector<double> f(p.n), g(p.k), f_back(p.n), g_back(p.k);
+  for (double& x : f) x = rng.uniform() - 0.5;
+  for (double& x : g) x = rng.uniform() - 0.5;
+  dense->set_potentials(f, g);
+  dense->download_potentials(f_back, g_back);
+  EXPECT_EQ(f_back, f);
+  auto sparse = std::make_unique<CudaSparseSinkhorn>(borrowed);
+  owner.reset();
+  dense.reset();
+  sparse.reset();
+  CudaSinkhorn fresh(0);  // the device is still usable
+  fresh.upload_cost(p.cost(Precision::kF64));
+  fresh.set_potentials(f, g);
+  fresh.download_potentials(f_back, g_back);
   EXPECT_EQ(g_back, g);
 }
 
