@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "sampling/sampling.h"
+#include "solver/gw_cost_kernels_impl.h"
 #include "solver/solve.h"
 #include "solver/solver_impl.h"
 
@@ -38,12 +39,20 @@ double gw_loss(std::span<const double> dx,
   GW_CHECK(plan.size() == static_cast<std::size_t>(n) * k,
            "gw_loss: plan is not " << n << " x " << k);
   const Eigen::Map<const RowMatrixD> x(dx.data(), n, n), y(dy.data(), k, k), t(plan.data(), n, k);
-  const Eigen::VectorXd r = t.rowwise().sum();
-  const Eigen::VectorXd c = t.colwise().sum().transpose();
+  Eigen::VectorXd r(n), c(k);
+  detail::plan_row_sums(plan.data(), n, k, std::span<double>(r.data(), r.size()));
+  detail::plan_column_sums(plan.data(), n, k, std::span<double>(c.data(), c.size()));
   const double term_x = r.dot(x.cwiseAbs2() * r);
   const double term_y = c.dot(y.cwiseAbs2() * c);
-  const RowMatrixD xty = x * t * y;
-  return term_x + term_y - 2.0 * xty.cwiseProduct(t).sum();
+  // sum_{ijab} dx_ia dy_jb t_ij t_ab = <t, x t y^T> (y^T: the matrices need not be symmetric).
+  // The two n k (n + k) products go through the dispatched GEMM (this file is compiled for the
+  // baseline target, where Eigen's own product runs SSE2 without FMA): z = t y^T, then x z.
+  const auto gemm = detail::gw_cost_kernels().gemm_abt<double>();
+  RowMatrixD z(n, k);
+  gemm(plan.data(), dy.data(), n, k, k, z.data(), k);
+  const RowMatrixD zt = z.transpose();
+  gemm(dx.data(), zt.data(), n, k, n, z.data(), k);  // z <- x (t y^T)
+  return term_x + term_y - 2.0 * z.cwiseProduct(t).sum();
 }
 
 LossEstimate estimate_gw_loss(const DistanceProvider& source,
@@ -63,8 +72,14 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
            "estimate_gw_loss: plan is not " << n << " x " << k);
   GW_CHECK(anchors >= 1, "estimate_gw_loss: anchors must be >= 1, got " << anchors);
   const int m = anchors;
+  // Row and column sums first: the row sums also drive the row draw (a multithreaded pass instead
+  // of the sampler's sequential one).
+  std::vector<double> r(n), c(k);
+  detail::plan_row_sums(plan.data(), n, k, r);
+  detail::plan_column_sums(plan.data(), n, k, c);
   Rng rng(seed, /*stream=*/2);
-  const AnchorPairs pairs = sample_anchor_pairs(plan.data(), n, k, k, m, rng);
+  const std::vector<double> uniforms = draw_sampling_uniforms(rng, m);
+  const AnchorPairs pairs = sample_anchor_pairs(plan.data(), n, k, k, r, uniforms);
   std::vector<float> dx32(static_cast<std::size_t>(n) * m), dy32(static_cast<std::size_t>(k) * m);
   source.distances_to(pairs.rows, dx32);
   target.distances_to(pairs.cols, dy32);
@@ -76,15 +91,23 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
   RowMatrixD dy = Eigen::Map<const RowMatrixF>(dy32.data(), k, m).cast<double>();
   if (scale_x > 0.0) dx /= scale_x;
   if (scale_y > 0.0) dy /= scale_y;
-  const Eigen::Map<const RowMatrixD> t(plan.data(), n, k);
-  const Eigen::VectorXd r = t.rowwise().sum();
-  const Eigen::VectorXd c = t.colwise().sum().transpose();
-  const double mass = r.sum();
-  const RowMatrixD t_dy = t * dy;  // n x m
-  std::vector<double> per_anchor(m);
-  for (int p = 0; p < m; ++p) {
-    per_anchor[p] = r.dot(dx.col(p).cwiseAbs2()) + c.dot(dy.col(p).cwiseAbs2()) -
-                    2.0 * dx.col(p).dot(t_dy.col(p));
+  const double mass = std::accumulate(r.begin(), r.end(), 0.0);
+  // t dy (n x m), the n k m product of the estimate, through the dispatched GEMM (t dy = t
+  // (dy^T)^T); Eigen's product in this baseline-compiled file would run SSE2 without FMA.
+  const RowMatrixD dy_t = dy.transpose();
+  RowMatrixD t_dy(n, m);
+  detail::gw_cost_kernels().gemm_abt<double>()(plan.data(), dy_t.data(), n, m, k, t_dy.data(), m);
+  // l_p = sum_i r_i dx_ip^2 + sum_j c_j dy_jp^2 - 2 sum_i dx_ip (t dy)_ip, accumulated row by row
+  // (contiguous in the row-major blocks).
+  std::vector<double> per_anchor(m, 0.0);
+  for (Index i = 0; i < n; ++i) {
+    const double* a = dx.data() + static_cast<std::size_t>(i) * m;
+    const double* b = t_dy.data() + static_cast<std::size_t>(i) * m;
+    for (int q = 0; q < m; ++q) per_anchor[q] += r[i] * a[q] * a[q] - 2.0 * a[q] * b[q];
+  }
+  for (Index j = 0; j < k; ++j) {
+    const double* a = dy.data() + static_cast<std::size_t>(j) * m;
+    for (int q = 0; q < m; ++q) per_anchor[q] += c[j] * a[q] * a[q];
   }
   const double mean = std::accumulate(per_anchor.begin(), per_anchor.end(), 0.0) / m;
   double var = 0.0;

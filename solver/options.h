@@ -262,8 +262,10 @@ struct Options {
   // row marginals a few percent off in L1 (columns are exact after each update). The plan is first
   // rescaled, rows then columns, until its column marginal's L1 error is below 1e-7 (Sinkhorn-Knopp
   // matrix scaling of T itself: the KL projection, which keeps every entry's support and shape), at
-  // most 30 sweeps; the last residual is then removed exactly by the rounding of Altschuler, Weed &
-  // Rigollet (2017), which moves at most twice that residual in L1 (their Lemma 7).
+  // most 30 sweeps, and fewer once a sweep removes less than 1% of the error (scaling has stalled:
+  // a plan far from some columns converges at a rate near 1); the last residual is then removed
+  // exactly by the rounding of Altschuler, Weed & Rigollet (2017), which moves at most twice that
+  // residual in L1 (their Lemma 7).
   bool round_marginals = true;
 
   PlanFormat plan_format = PlanFormat::kDense;

@@ -188,8 +188,10 @@ Result solve(const Problem& problem, const Options& options) {
   }
   if (options.compute_gw_loss && pb.source) {
     ScopedPhase phase(result.timings, "loss");
+    std::vector<double> rows(static_cast<std::size_t>(pb.n));
+    detail::plan_row_sums(plan.data(), pb.n, pb.k, rows);
     double mass = 0.0;
-    for (double t : plan) mass += t;
+    for (double r : rows) mass += r;
     result.plan_mass = mass;
     if (mass > 0.0 && std::isfinite(mass) && !exact_on_polytope) {
       detail::compute_loss(pb, plan, options, result);

@@ -41,8 +41,9 @@ std::shared_ptr<const DistanceProvider> distance_provider_for(const Geometry& ge
                                                               const Options& options);
 
 // The GW loss sum_{i,j,k,l} (dx_ik - dy_jl)^2 T_ij T_kl of a dense plan (n x k, row-major) for
-// dense distance matrices dx (n x n) and dy (k x k), used as given (no normalization). Computed as
-// r^T dx^2 r + c^T dy^2 c - 2 <dx T dy, T> (r, c the plan's marginals) in O(n^2 k + n k^2).
+// dense distance matrices dx (n x n) and dy (k x k), used as given (no normalization; neither
+// needs to be symmetric). Computed as r^T dx^2 r + c^T dy^2 c - 2 <dx T dy^T, T> (r, c the plan's
+// marginals, squares elementwise) in O(n^2 k + n k^2), multithreaded.
 double gw_loss(std::span<const double> dx,
                std::span<const double> dy,
                std::span<const double> plan,

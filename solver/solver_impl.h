@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/rng.h"
@@ -164,6 +165,13 @@ void run_loop(PreparedProblem& problem,
 // iterations, records every probe's GW loss in result.restart_losses and the winner in
 // restart_chosen, and leaves the winner's plan, potentials and window in `pb` for the main loop.
 void run_restart_probes(PreparedProblem& pb, const Options& options, Result& result);
+
+// Row sums (rows, n entries) and column sums (cols, k entries) of a dense row-major n x k plan,
+// multithreaded (marginals.cpp). Every sum is accumulated in an order fixed by n and k alone (a
+// row by one thread in SIMD lanes; a column over fixed blocks of rows, added in block order), so
+// the results do not depend on the thread count.
+void plan_row_sums(const double* plan, Index n, Index k, std::span<double> rows);
+void plan_column_sums(const double* plan, Index n, Index k, std::span<double> cols);
 
 // L1 distances of the plan's row and column sums from p and q (marginals.cpp).
 struct MarginalErrors {

@@ -5,6 +5,8 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -14,10 +16,12 @@
 #include "datagen/spiral.h"
 #include "distances/precomputed.h"
 #include "isa_test_util.h"
+#include "sampling/sampling.h"
 #include "sinkhorn/sinkhorn.h"
+#include "solver/gw_oracles.h"
 #include "solver/metrics.h"
 #include "solver/solve.h"
-#include "solver/gw_oracles.h"
+#include "solver/solver_impl.h"
 
 namespace gw {
 namespace {
@@ -36,15 +40,96 @@ void expect_error(Fn&& fn, ErrorCode code, const std::string& fragment) {
 using test::random_metric;
 using test::random_plan;
 
+// gw_loss runs its two products through the dispatched GEMM: checked on every target, with sizes
+// past Eigen's register blocks (odd sizes leave partial tiles).
 TEST(GwLoss, FormulaEqualsTheQuadrupleSum) {
-  Rng rng(1);
-  for (auto [n, k] : {std::pair<Index, Index>{1, 1}, {5, 7}, {12, 9}, {20, 20}}) {
-    const auto dx = random_metric(rng, n), dy = random_metric(rng, k);
-    const auto t = random_plan(rng, n, k);
-    const double want = test::gw_loss_by_definition(dx, dy, t, n, k);
-    constexpr double kRelTol = 1e-12;  // two summation orders of O(n^2 k^2) double terms
-    EXPECT_NEAR(gw_loss(dx, dy, t, n, k), want, kRelTol * std::max(1.0, std::abs(want)))
-        << n << " x " << k;
+  test::for_each_isa([](Isa) {
+    Rng rng(1);
+    for (auto [n, k] : {std::pair<Index, Index>{1, 1}, {5, 7}, {12, 9}, {20, 20}, {37, 29}}) {
+      auto dx = random_metric(rng, n), dy = random_metric(rng, k);
+      // Asymmetric matrices (the formula does not need symmetry): a transposed operand fails.
+      for (double& v : dx) v += 0.3 * rng.uniform();
+      for (double& v : dy) v += 0.3 * rng.uniform();
+      const auto t = random_plan(rng, n, k);
+      const double want = test::gw_loss_by_definition(dx, dy, t, n, k);
+      constexpr double kRelTol = 1e-12;  // two summation orders of O(n^2 k^2) double terms
+      EXPECT_NEAR(gw_loss(dx, dy, t, n, k), want, kRelTol * std::max(1.0, std::abs(want)))
+          << n << " x " << k;
+    }
+  });
+}
+
+// The estimate from the same anchor pairs, by plain loops: sum_ab T_ab (DX(a, i_p) - DY(b, j_p))^2
+// per anchor p, averaged. The estimate computes it as r.dx^2 + c.dy^2 - 2 dx.(T dy) with a
+// dispatched GEMM and multithreaded plan sums; the pairs come from the same uniforms (the row
+// draw here uses the sampler's own sequential row masses).
+TEST(GwLoss, SampledEstimateEqualsThePlainSumOverItsAnchorPairs) {
+  test::for_each_isa([](Isa) {
+    Rng rng(5);
+    for (auto [n, k, m] : {std::tuple<Index, Index, int>{1, 1, 3}, {23, 31, 17}, {70, 45, 40}}) {
+      const auto dx = random_metric(rng, n), dy = random_metric(rng, k);
+      const auto t = random_plan(rng, n, k);
+      auto px = make_dense_provider(std::vector<float>(dx.begin(), dx.end()), n);
+      auto py = make_dense_provider(std::vector<float>(dy.begin(), dy.end()), k);
+      const double sx = 1.7, sy = 2.3;  // given scales: the blocks are divided by them
+      const LossEstimate got = estimate_gw_loss(*px, *py, t, n, k, m, 11, sx, sy);
+      Rng draw(11, 2);
+      const std::vector<double> uniforms = draw_sampling_uniforms(draw, m);
+      const AnchorPairs pairs = sample_anchor_pairs(t.data(), n, k, k, {}, uniforms);
+      std::vector<double> per(m, 0.0);
+      double mass = 0.0;
+      for (double v : t) mass += v;
+      for (int p = 0; p < m; ++p) {
+        for (Index a = 0; a < n; ++a) {
+          for (Index b = 0; b < k; ++b) {
+            const double x = static_cast<float>(dx[a * n + pairs.rows[p]]) / sx;
+            const double y = static_cast<float>(dy[b * k + pairs.cols[p]]) / sy;
+            per[p] += t[a * k + b] * (x - y) * (x - y);
+          }
+        }
+      }
+      double mean = 0.0;
+      for (double v : per) mean += v / m;
+      // Pairs are drawn from T / mass, so the estimate of the loss is mass * the mean.
+      EXPECT_NEAR(got.value, mass * mean, 1e-12 * std::max(1.0, mean)) << n << " x " << k;
+    }
+  });
+}
+
+// The multithreaded plan sums against plain loops, on sizes across their row and column blocks
+// (256 rows, 4096 columns), and bit for bit the same with 1 and 2 threads.
+TEST(PlanSums, RowAndColumnSumsEqualPlainLoopsAndIgnoreTheThreadCount) {
+  Rng rng(8);
+  for (auto [n, k] : {std::pair<Index, Index>{1, 1}, {3, 5000}, {257, 9}, {600, 4100}}) {
+    std::vector<double> t(static_cast<std::size_t>(n) * k);
+    for (double& v : t) v = rng.uniform() < 0.2 ? 0.0 : rng.uniform();
+    std::vector<double> rows(n), cols(k), rows1(n), cols1(k);
+    std::vector<long double> want_rows(n, 0.0L), want_cols(k, 0.0L);
+    for (Index i = 0; i < n; ++i) {
+      for (Index j = 0; j < k; ++j) {
+        want_rows[i] += t[i * k + j];
+        want_cols[j] += t[i * k + j];
+      }
+    }
+    {
+      ScopedThreads two(2);
+      detail::plan_row_sums(t.data(), n, k, rows);
+      detail::plan_column_sums(t.data(), n, k, cols);
+    }
+    {
+      ScopedThreads one(1);
+      detail::plan_row_sums(t.data(), n, k, rows1);
+      detail::plan_column_sums(t.data(), n, k, cols1);
+    }
+    // Sums of <= 5000 terms in [0, 1): |error| <= terms * 2^-53 * sum, far below 1e-12 relative.
+    for (Index i = 0; i < n; ++i) {
+      ASSERT_NEAR(rows[i], static_cast<double>(want_rows[i]), 1e-12 * (1.0 + want_rows[i])) << i;
+    }
+    for (Index j = 0; j < k; ++j) {
+      ASSERT_NEAR(cols[j], static_cast<double>(want_cols[j]), 1e-12 * (1.0 + want_cols[j])) << j;
+    }
+    EXPECT_EQ(rows, rows1) << n << " x " << k;
+    EXPECT_EQ(cols, cols1) << n << " x " << k;
   }
 }
 
