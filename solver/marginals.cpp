@@ -70,11 +70,11 @@ double scale_row(double* t, const double* factor, Index k) {
 // itself towards (p, q), one pass per sweep: each row applies the pending column factors,
 // rescales to p_i and adds to the column sums that give the next factors; it stops when the column
 // error falls below `tolerance` (rows are exact after their pass), when a sweep removes less than
-// 1% of it (stalled), or after max_sweeps. Rows or
-// columns of zero mass are left alone. Then the Altschuler-Weed-Rigollet rounding onto
-// {T >= 0 : T 1 = p, T^T 1 = q} (see Options::round_marginals): rows above p_i scaled down (the
-// last column factors applied in the same pass), columns above q_j scaled down, and the row
-// deficits times the column deficits / total deficit added. Three passes after the sweeps.
+// 1% of it (stalled), or after max_sweeps. Rows or columns of zero mass are left alone. Then the
+// Altschuler-Weed-Rigollet rounding onto {T >= 0 : T 1 = p, T^T 1 = q} (see
+// Options::round_marginals): rows above p_i scaled down (the last column factors applied in the
+// same pass), columns above q_j scaled down, and the row deficits times the column deficits /
+// total deficit added. Three passes after the sweeps.
 void scale_and_round(std::vector<double>& plan,
                      const std::vector<double>& p,
                      const std::vector<double>& q,
