@@ -27,21 +27,22 @@ RowMatrixD full_distances(const DistanceProvider& provider) {
       .cast<double>();
 }
 
-}  // namespace
-
-double gw_loss(std::span<const double> dx,
-               std::span<const double> dy,
-               std::span<const double> plan,
-               Index n,
-               Index k) {
+// gw_loss (solve.h), with the plan's row and column sums when the caller has them (else nullptr).
+double gw_loss_given_sums(std::span<const double> dx,
+                          std::span<const double> dy,
+                          std::span<const double> plan,
+                          Index n,
+                          Index k,
+                          const detail::PlanSums* given) {
   GW_CHECK(dx.size() == static_cast<std::size_t>(n) * n, "gw_loss: dx is not " << n << " x " << n);
   GW_CHECK(dy.size() == static_cast<std::size_t>(k) * k, "gw_loss: dy is not " << k << " x " << k);
   GW_CHECK(plan.size() == static_cast<std::size_t>(n) * k,
            "gw_loss: plan is not " << n << " x " << k);
+  const detail::PlanSums own =
+      given != nullptr ? detail::PlanSums{} : detail::plan_sums(plan, n, k);
+  const detail::PlanSums& sums = given != nullptr ? *given : own;
   const Eigen::Map<const RowMatrixD> x(dx.data(), n, n), y(dy.data(), k, k), t(plan.data(), n, k);
-  Eigen::VectorXd r(n), c(k);
-  detail::plan_row_sums(plan.data(), n, k, std::span<double>(r.data(), r.size()));
-  detail::plan_column_sums(plan.data(), n, k, std::span<double>(c.data(), c.size()));
+  const Eigen::Map<const Eigen::VectorXd> r(sums.rows.data(), n), c(sums.cols.data(), k);
   const double term_x = r.dot(x.cwiseAbs2() * r);
   const double term_y = c.dot(y.cwiseAbs2() * c);
   // sum_{ijab} dx_ia dy_jb t_ij t_ab = <t, x t y^T> (y^T: the matrices need not be symmetric).
@@ -55,15 +56,18 @@ double gw_loss(std::span<const double> dx,
   return term_x + term_y - 2.0 * z.cwiseProduct(t).sum();
 }
 
-LossEstimate estimate_gw_loss(const DistanceProvider& source,
-                              const DistanceProvider& target,
-                              std::span<const double> plan,
-                              Index n,
-                              Index k,
-                              int anchors,
-                              std::uint64_t seed,
-                              double scale_x,
-                              double scale_y) {
+// estimate_gw_loss (solve.h), with the plan's row and column sums when the caller has them (else
+// nullptr); the row sums also drive the row draw, instead of the sampler's own sequential pass.
+LossEstimate estimate_given_sums(const DistanceProvider& source,
+                                 const DistanceProvider& target,
+                                 std::span<const double> plan,
+                                 Index n,
+                                 Index k,
+                                 int anchors,
+                                 std::uint64_t seed,
+                                 double scale_x,
+                                 double scale_y,
+                                 const detail::PlanSums* given) {
   GW_CHECK(source.num_nodes() == n && target.num_nodes() == k,
            "estimate_gw_loss: providers have " << source.num_nodes() << " and "
                                                << target.num_nodes() << " nodes for a " << n
@@ -72,11 +76,11 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
            "estimate_gw_loss: plan is not " << n << " x " << k);
   GW_CHECK(anchors >= 1, "estimate_gw_loss: anchors must be >= 1, got " << anchors);
   const int m = anchors;
-  // Row and column sums first: the row sums also drive the row draw (a multithreaded pass instead
-  // of the sampler's sequential one).
-  std::vector<double> r(n), c(k);
-  detail::plan_row_sums(plan.data(), n, k, r);
-  detail::plan_column_sums(plan.data(), n, k, c);
+  const detail::PlanSums own =
+      given != nullptr ? detail::PlanSums{} : detail::plan_sums(plan, n, k);
+  const detail::PlanSums& sums = given != nullptr ? *given : own;
+  const std::vector<double>& r = sums.rows;
+  const std::vector<double>& c = sums.cols;
   Rng rng(seed, /*stream=*/2);
   const std::vector<double> uniforms = draw_sampling_uniforms(rng, m);
   const AnchorPairs pairs = sample_anchor_pairs(plan.data(), n, k, k, r, uniforms);
@@ -117,6 +121,28 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
   return {mean * mass, std::sqrt(var / m) * mass};
 }
 
+}  // namespace
+
+double gw_loss(std::span<const double> dx,
+               std::span<const double> dy,
+               std::span<const double> plan,
+               Index n,
+               Index k) {
+  return gw_loss_given_sums(dx, dy, plan, n, k, nullptr);
+}
+
+LossEstimate estimate_gw_loss(const DistanceProvider& source,
+                              const DistanceProvider& target,
+                              std::span<const double> plan,
+                              Index n,
+                              Index k,
+                              int anchors,
+                              std::uint64_t seed,
+                              double scale_x,
+                              double scale_y) {
+  return estimate_given_sums(source, target, plan, n, k, anchors, seed, scale_x, scale_y, nullptr);
+}
+
 namespace detail {
 
 bool loss_computed_exactly(const DistanceProvider& source,
@@ -133,23 +159,25 @@ bool loss_computed_exactly(const DistanceProvider& source,
 // expectation is the loss divided by the plan mass.
 void compute_loss(const PreparedProblem& pb,
                   const std::vector<double>& plan,
+                  const PlanSums& sums,
                   const Options& options,
                   Result& result) {
   const Index n = pb.n, k = pb.k;
   if (loss_computed_exactly(*pb.source, *pb.target, options)) {
     const RowMatrixD dx = full_distances(*pb.source);
     const RowMatrixD dy = full_distances(*pb.target);
-    result.gw_loss = gw_loss(std::span<const double>(dx.data(), dx.size()),
-                             std::span<const double>(dy.data(), dy.size()),
-                             plan,
-                             n,
-                             k);
+    result.gw_loss = gw_loss_given_sums(std::span<const double>(dx.data(), dx.size()),
+                                        std::span<const double>(dy.data(), dy.size()),
+                                        plan,
+                                        n,
+                                        k,
+                                        &sums);
     result.gw_loss_exact = true;
     result.gw_loss_stderr = 0.0;
     return;
   }
-  const LossEstimate estimate =
-      estimate_gw_loss(*pb.source, *pb.target, plan, n, k, options.loss_anchors, options.seed);
+  const LossEstimate estimate = estimate_given_sums(
+      *pb.source, *pb.target, plan, n, k, options.loss_anchors, options.seed, 0.0, 0.0, &sums);
   result.gw_loss = estimate.value;
   result.gw_loss_stderr = estimate.standard_error;
   result.gw_loss_exact = false;

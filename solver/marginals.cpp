@@ -173,16 +173,19 @@ void plan_column_sums(const double* plan, Index n, Index k, std::span<double> co
   }
 }
 
-MarginalErrors marginal_errors(const std::vector<double>& plan,
+PlanSums plan_sums(std::span<const double> plan, Index n, Index k) {
+  PlanSums sums{std::vector<double>(n), std::vector<double>(k)};
+  plan_row_sums(plan.data(), n, k, sums.rows);
+  plan_column_sums(plan.data(), n, k, sums.cols);
+  return sums;
+}
+
+MarginalErrors marginal_errors(const PlanSums& sums,
                                const std::vector<double>& p,
                                const std::vector<double>& q) {
-  const Index n = static_cast<Index>(p.size()), k = static_cast<Index>(q.size());
-  std::vector<double> row(n), col(k);
-  plan_row_sums(plan.data(), n, k, row);
-  plan_column_sums(plan.data(), n, k, col);
   MarginalErrors errors;
-  for (Index i = 0; i < n; ++i) errors.rows += std::abs(row[i] - p[i]);
-  for (Index j = 0; j < k; ++j) errors.columns += std::abs(col[j] - q[j]);
+  for (std::size_t i = 0; i < p.size(); ++i) errors.rows += std::abs(sums.rows[i] - p[i]);
+  for (std::size_t j = 0; j < q.size(); ++j) errors.columns += std::abs(sums.cols[j] - q[j]);
   return errors;
 }
 

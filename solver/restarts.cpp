@@ -39,7 +39,7 @@ void run_restart_probes(PreparedProblem& pb, const Options& options, Result& res
     Result scored;
     {
       ScopedPhase phase(result.timings, "probe_loss");
-      compute_loss(pb, probe_plan, options, scored);
+      compute_loss(pb, probe_plan, plan_sums(probe_plan, pb.n, pb.k), options, scored);
     }
     result.restart_losses.push_back(scored.gw_loss);
     if (scored.gw_loss < best_loss) {

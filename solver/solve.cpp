@@ -180,21 +180,21 @@ Result solve(const Problem& problem, const Options& options) {
     ScopedPhase phase(result.timings, "round");
     detail::project_to_marginals(plan, pb.p, pb.q);
   }
+  // The returned plan's row and column sums, once, for its marginal errors, mass and loss.
+  const detail::PlanSums sums = detail::plan_sums(plan, pb.n, pb.k);
   if (result.termination != Termination::kNonFinite) {
     // L1 marginal errors of the returned plan (the sparse path reports the same).
-    const detail::MarginalErrors errors = detail::marginal_errors(plan, pb.p, pb.q);
+    const detail::MarginalErrors errors = detail::marginal_errors(sums, pb.p, pb.q);
     result.row_marginal_error = errors.rows;
     result.column_marginal_error = errors.columns;
   }
   if (options.compute_gw_loss && pb.source) {
     ScopedPhase phase(result.timings, "loss");
-    std::vector<double> rows(static_cast<std::size_t>(pb.n));
-    detail::plan_row_sums(plan.data(), pb.n, pb.k, rows);
     double mass = 0.0;
-    for (double r : rows) mass += r;
+    for (double r : sums.rows) mass += r;
     result.plan_mass = mass;
     if (mass > 0.0 && std::isfinite(mass) && !exact_on_polytope) {
-      detail::compute_loss(pb, plan, options, result);
+      detail::compute_loss(pb, plan, sums, options, result);
     }
   }
   {

@@ -173,12 +173,18 @@ void run_restart_probes(PreparedProblem& pb, const Options& options, Result& res
 void plan_row_sums(const double* plan, Index n, Index k, std::span<double> rows);
 void plan_column_sums(const double* plan, Index n, Index k, std::span<double> cols);
 
+// Both sums of a final plan, taken once for its marginal errors, its mass and its loss.
+struct PlanSums {
+  std::vector<double> rows, cols;
+};
+PlanSums plan_sums(std::span<const double> plan, Index n, Index k);
+
 // L1 distances of the plan's row and column sums from p and q (marginals.cpp).
 struct MarginalErrors {
   double rows = 0.0;
   double columns = 0.0;
 };
-MarginalErrors marginal_errors(const std::vector<double>& plan,
+MarginalErrors marginal_errors(const PlanSums& sums,
                                const std::vector<double>& p,
                                const std::vector<double>& q);
 
@@ -191,8 +197,10 @@ bool loss_computed_exactly(const DistanceProvider& source,
 // The GW loss of a solve's final plan into result.gw_loss / gw_loss_stderr / gw_loss_exact:
 // exact when loss_computed_exactly, else estimate_gw_loss over Options::loss_anchors pairs
 // (loss.cpp).
+// `sums` are plan_sums of `plan`.
 void compute_loss(const PreparedProblem& pb,
                   const std::vector<double>& plan,
+                  const PlanSums& sums,
                   const Options& options,
                   Result& result);
 
