@@ -49,13 +49,14 @@ configure() {
 }
 
 # The first stack frame of a crash report that is not libFuzzer's, the sanitizer's, libc's (its
-# memcpy family reports a source path under sysdeps/, not libc.so; ASan's interceptors of the
+# memcpy family reports a source path under sysdeps/, not libc.so, and so do abort() and the stack
+# protector's __stack_chk_fail, which end an overflow detected inside HDF5; ASan's interceptors of the
 # str* functions, such as strdup reading an unterminated name, are frames of the fuzz binary) or
 # the allocator's (for an out-of-memory report: the caller that asked for the memory; for a bad
 # free: the code that freed).
 first_frame() {
   grep -E '^ +#[0-9]+ ' \
-    | grep -vE 'fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|sysdeps/|_start|__kmp|\(<unknown module>\)| in (main |malloc|calloc|realloc|free |operator (new|delete)|__mem(cpy|move|set)[a-z0-9_]*|str[a-z]* \()' \
+    | grep -vE 'fuzzer::|gw_fuzz_cpu_watchdog|__sanitizer|__interceptor|__asan|__ubsan|libc\.so|sysdeps/|_start|__kmp|\(<unknown module>\)| in (main |malloc|calloc|realloc|free |operator (new|delete)|__mem(cpy|move|set)[a-z0-9_]*|str[a-z]* \(|abort |raise |__pthread_kill_implementation |__libc_message |__fortify_fail |__stack_chk_fail )' \
     | head -n 1
 }
 
@@ -69,7 +70,7 @@ run_target() {
   local log="$BUILD_DIR/fuzz_$target.log"
   mkdir -p "$work" "$artifacts"
   rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
-  local asan_options="detect_leaks=1" mode=() unit_timeout=20
+  local asan_options="detect_leaks=1" mode=() unit_timeout=20 cpu_limit_ms=""
   if [ "$target" = h5ad ]; then
     # Debian's HDF5 1.10 has its own bugs on corrupt files (an over-read in H5HG_read, a hang in
     # the global heap; tests/fuzz/README.md, "HDF5's own bugs"), which gwalign cannot fix. This
@@ -95,10 +96,15 @@ run_target() {
     # suppressions), and the sanitizer build's test_fuzz_h5ad replays every corpus input under it.
     mode+=(-detect_leaks=0)
     unit_timeout=1  # a normal input takes milliseconds; HDF5's hangs would eat the budget
+    # Finer than the 1-second timeout: the harness's CPU-time watchdog (tests/fuzz/cpu_watchdog.h)
+    # stops an input after this much of its thread's CPU time and reports it as libFuzzer reports
+    # a timeout. Corpus inputs take 1-50 ms here under ASan; HDF5's global-heap loops spin.
+    cpu_limit_ms=300
   fi
   local status=0
   # shellcheck disable=SC2086
   ASAN_OPTIONS="${ASAN_OPTIONS:-$asan_options}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
+  GW_FUZZ_CPU_LIMIT_MS="$cpu_limit_ms" \
   LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizer-suppressions/lsan.txt:print_suppressions=0" \
   OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
     "$binary" -max_total_time="$seconds" -timeout="$unit_timeout" -print_final_stats=1 "${mode[@]}" \
@@ -121,8 +127,13 @@ run_target() {
     # length asks for ~2 GB), so the replay stops at any single allocation over half of it, and
     # the report names the caller that asked.
     [[ "$(basename "$file")" == oom-* ]] && replay_flags=(-malloc_limit_mb=1024)
+    # A timeout replays under the same CPU-time watchdog as the run, so that it stops where the
+    # run stopped; a crash replays without it.
+    local replay_cpu_limit=""
+    [[ "$(basename "$file")" == timeout-* ]] && replay_cpu_limit="$cpu_limit_ms"
     replay_status=0
-    report=$(ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 timeout 600 "$binary" \
+    report=$(ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 GW_FUZZ_CPU_LIMIT_MS="$replay_cpu_limit" \
+      timeout 600 "$binary" \
       -timeout="$replay_timeout" "${replay_flags[@]}" "$file" 2>&1) || replay_status=$?
     frame=$(first_frame <<<"$report" || true)
     # In fork mode a child runs many inputs in one process, and the artifact is the input it was
@@ -148,7 +159,8 @@ run_target() {
     # A timeout stopped in gwalign's code with the short per-input limit may be an input that is
     # only slow on a loaded machine: it counts as a hang only if it also outlives a 60 s replay.
     if [[ "$(basename "$file")" == timeout-* ]] && [[ "$frame" != *libhdf5* ]] && [ -z "$recursion" ] \
-      && ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 timeout 600 "$binary" -timeout=60 "$file" \
+      && ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 GW_FUZZ_CPU_LIMIT_MS="" \
+        timeout 600 "$binary" -timeout=60 "$file" \
         >/dev/null 2>&1; then
       slow=$((slow + 1))
       echo "fuzz $target: slow, not a hang (finishes alone within 60 s): $(basename "$file"): ${frame## }"

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -953,6 +954,56 @@ TEST(Hdf5, ShapeWhoseElementCountOverflowsIsBadData) {
                   "claims shape 4 x 2522015791327477763, more than 2^56 elements");
   EXPECT_GW_ERROR(
       reader.read_strings("/names"), ErrorCode::kBadData, "'/names'", "more than 2^56 elements");
+}
+
+// A corrupt integer datatype message whose precision exceeds its size (the h5ad fuzzer's 8-byte
+// integer of 193 bits) made HDF5's conversion smash its own stack; the reader refuses the type
+// before HDF5 converts. The file is written by HDF5 and its datatype messages patched in place:
+// version 1 integer, little-endian signed, 8 bytes, offset 0, precision 64 -> 193.
+TEST(Hdf5, NumberTypeWiderThanItsBytesIsBadDataBeforeHdf5Converts) {
+  TempDir dir;
+  const std::string path = dir.file("precision.h5");
+  {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hsize_t three = 3;
+    const hid_t space = H5Screate_simple(1, &three, nullptr);
+    const hid_t data = H5Dcreate2(file, "d", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                                  H5P_DEFAULT);
+    const std::int64_t values[3] = {1, 2, 3};
+    ASSERT_GE(H5Dwrite(data, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), 0);
+    const hid_t scalar = H5Screate(H5S_SCALAR);
+    const hid_t attribute = H5Acreate2(file, "n", H5T_STD_I64LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(H5Awrite(attribute, H5T_NATIVE_INT64, values), 0);
+    H5Aclose(attribute);
+    H5Sclose(scalar);
+    H5Dclose(data);
+    H5Sclose(space);
+    H5Fclose(file);
+  }
+  std::vector<char> bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const unsigned char message[] = {0x10, 0x08, 0, 0, 8, 0, 0, 0, 0, 0, 64, 0};
+  int patched = 0;
+  for (std::size_t i = 0; i + sizeof(message) <= bytes.size(); ++i) {
+    if (std::memcmp(bytes.data() + i, message, sizeof(message)) == 0) {
+      bytes[i + 10] = static_cast<char>(193);
+      ++patched;
+    }
+  }
+  ASSERT_EQ(patched, 2) << "the dataset's and the attribute's datatype messages";
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  Reader reader(path);
+  const char* expected = "declares a 8-byte integer type of 193 bits at bit offset 0";
+  EXPECT_GW_ERROR(reader.read_attribute<double>("/", "n"), ErrorCode::kBadData, expected);
+  EXPECT_GW_ERROR(reader.read_array<double>("/d"), ErrorCode::kBadData, "'/d'", expected);
+  EXPECT_GW_ERROR(reader.read_array<std::int64_t>("/d"), ErrorCode::kBadData, expected);
 }
 
 // A dataset of fill values can declare any shape in a few hundred bytes of file: a read that would
