@@ -14,6 +14,7 @@
 #include "core/isa.h"
 #include "core/json.h"
 #include "core/timer.h"
+#include "huge_pages.h"
 
 namespace gw::cli {
 
@@ -67,6 +68,7 @@ BenchReport::BenchReport(std::string what) {
   // code was built for this machine only: figures from different builds stay comparable.
   put("isa", std::string(to_string(active_isa())));
   put("native_build", static_cast<bool>(GW_NATIVE_BUILD));
+  put("malloc_huge_pages", gw::cli::malloc_uses_huge_pages());
 }
 
 BenchReport& BenchReport::put(const std::string& name, Value v) {

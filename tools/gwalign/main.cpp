@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/isa.h"
+#include "huge_pages.h"
 
 namespace {
 
@@ -49,7 +50,13 @@ int dispatch(int argc, char** argv) {
     std::cout << "gwalign " << GW_VERSION_STRING << " (cuda: " << (GW_HAS_CUDA ? "yes" : "no")
               << ", openmp: " << (GW_HAS_OPENMP ? "yes" : "no") << ", kernels: " << targets
               << ", native build: " << (GW_NATIVE_BUILD ? "yes" : "no") << ")\n"
-              << "cpu kernels run: " << gw::isa_description() << "\n";
+              << "cpu kernels run: " << gw::isa_description() << "\n"
+              << "malloc: "
+              << (gw::cli::malloc_uses_huge_pages()
+                      ? "transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb)"
+                      : "4 KiB pages (GWALIGN_HUGE_PAGES=0, no kernel or glibc support, or "
+                        "GLIBC_TUNABLES set otherwise)")
+              << "\n";
     return 0;
   }
   for (const auto& command : gw::cli::commands()) {
@@ -66,6 +73,7 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gw::cli::reexec_with_huge_pages(argv);  // huge_pages.h: first, before anything allocates
   try {
     std::vector<std::string> storage = gw::cli::normalize_arguments(argc, argv);
     std::vector<char*> args;

@@ -1,0 +1,62 @@
+#include "huge_pages.h"
+
+#include <gnu/libc-version.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace gw::cli {
+
+namespace {
+
+constexpr const char* kTunable = "glibc.malloc.hugetlb";
+
+bool glibc_has_hugetlb_tunable() {
+  int major = 0, minor = 0;
+  if (std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2) return false;
+  return major > 2 || (major == 2 && minor >= 35);
+}
+
+// "always [madvise] never": the bracketed word is the mode.
+bool kernel_offers_huge_pages() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  return line.find("[always]") != std::string::npos || line.find("[madvise]") != std::string::npos;
+}
+
+}  // namespace
+
+bool malloc_uses_huge_pages() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables == nullptr) return false;
+  const char* at = std::strstr(tunables, kTunable);
+  if (at == nullptr) return false;
+  const char* value = at + std::strlen(kTunable);
+  return *value == '=' && (value[1] == '1' || value[1] == '2');
+}
+
+void reexec_with_huge_pages(char** argv) {
+  const char* choice = std::getenv("GWALIGN_HUGE_PAGES");
+  if (choice != nullptr && std::strcmp(choice, "0") == 0) return;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables != nullptr && std::strstr(tunables, kTunable) != nullptr) return;
+  if (!glibc_has_hugetlb_tunable() || !kernel_offers_huge_pages()) return;
+  const std::string previous = tunables != nullptr ? tunables : "";
+  const std::string value =
+      previous.empty() ? std::string(kTunable) + "=1" : previous + ":" + kTunable + "=1";
+  if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // The exec failed (no /proc, say): carry on unchanged.
+  if (previous.empty()) {
+    unsetenv("GLIBC_TUNABLES");
+  } else {
+    setenv("GLIBC_TUNABLES", previous.c_str(), 1);
+  }
+}
+
+}  // namespace gw::cli
