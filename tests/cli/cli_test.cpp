@@ -1,12 +1,15 @@
 // End-to-end tests of the gwalign binary: alignment of the bundled files (quality, plan mass,
 // matching), flag -> Options mapping, progress, `generate`, `--help` / `--version`, and the table
 // of bad inputs with their exit codes and messages (never an output file left behind).
+#include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -196,6 +199,46 @@ TEST(CliAlign, ForcedInstructionSetTargetRunsAndIsReported) {
               dir.path());
   ASSERT_EQ(best.status, 0) << best.err;
   EXPECT_EQ(json_string(best.out, "isa"), to_string(best_isa()));
+}
+
+// The CLI re-executes itself with glibc's huge-page malloc tunable where the kernel and glibc
+// offer it (tools/gwalign/huge_pages.h); GWALIGN_HUGE_PAGES=0 and a user's own GLIBC_TUNABLES
+// setting of the tunable keep 4 KiB pages; --version says which.
+TEST(CliVersion, HugePagesAreOnWhereTheSystemOffersThemAndOffWhenAsked) {
+  ScratchDir dir;
+  bool offered = false;
+  {
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string line;
+    int major = 0, minor = 0;
+    offered = in && std::getline(in, line) &&
+              (line.find("[always]") != std::string::npos ||
+               line.find("[madvise]") != std::string::npos) &&
+              std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 &&
+              (major > 2 || (major == 2 && minor >= 35));
+  }
+  const char* saved = std::getenv("GLIBC_TUNABLES");
+  const std::string previous = saved != nullptr ? saved : "";
+  ::unsetenv("GLIBC_TUNABLES");
+  const RunResult standard = gwalign({"--version"}, dir.path());
+  ::setenv("GWALIGN_HUGE_PAGES", "0", 1);
+  const RunResult refused = gwalign({"--version"}, dir.path());
+  ::unsetenv("GWALIGN_HUGE_PAGES");
+  ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0", 1);
+  const RunResult user = gwalign({"--version"}, dir.path());
+  if (saved != nullptr) {
+    ::setenv("GLIBC_TUNABLES", previous.c_str(), 1);
+  } else {
+    ::unsetenv("GLIBC_TUNABLES");
+  }
+  const std::string on = "malloc: transparent huge pages";
+  const std::string off = "malloc: 4 KiB pages";
+  ASSERT_EQ(standard.status, 0) << standard.err;
+  EXPECT_NE(standard.out.find(offered ? on : off), std::string::npos) << standard.out;
+  ASSERT_EQ(refused.status, 0) << refused.err;
+  EXPECT_NE(refused.out.find(off), std::string::npos) << refused.out;
+  ASSERT_EQ(user.status, 0) << user.err;
+  EXPECT_NE(user.out.find(off), std::string::npos) << user.out;
 }
 
 // A CPU run of a CUDA-enabled build never maps cuBLAS (it is loaded with dlopen by the first CUDA
