@@ -6,9 +6,11 @@
 // bench/RESULTS.md: 330 MB/s of first touch), so a 400 x 500 exact solve spent a third of its time
 // faulting. With glibc's `glibc.malloc.hugetlb=1` tunable (glibc 2.35+), malloc asks for
 // transparent huge pages (madvise(MADV_HUGEPAGE)) on its large chunks and heaps, and the same
-// memory arrives 2 MiB at a time. glibc reads tunables only from the environment at process
-// start, so the CLI sets the variable and re-executes /proc/self/exe once, before anything else
-// runs (a few milliseconds).
+// memory arrives 2 MiB at a time; three more malloc tunables (huge_pages.cpp says which and why)
+// serve chunks up to 32 MiB from those heaps and keep freed memory for reuse. glibc reads
+// tunables only from the environment at process start, so the CLI sets the variable and
+// re-executes /proc/self/exe once, before anything else runs (a few milliseconds). A tunable the
+// user already set in GLIBC_TUNABLES keeps the user's value.
 //
 // Nothing happens when: GWALIGN_HUGE_PAGES=0; GLIBC_TUNABLES already names glibc.malloc.hugetlb
 // (the user's choice, or this process after its re-exec); glibc is older than 2.35; the kernel's
