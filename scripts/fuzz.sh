@@ -68,8 +68,12 @@ run_target() {
   local binary="$BUILD_DIR/tests/fuzz/fuzz_$target"
   local work="$BUILD_DIR/corpus/$target" artifacts="$BUILD_DIR/artifacts/$target"
   local log="$BUILD_DIR/fuzz_$target.log"
-  mkdir -p "$work" "$artifacts"
+  # The triage's replays below write their own reports (libFuzzer's and the CPU-time watchdog's
+  # artifacts) here, not into the current directory.
+  local replays="$BUILD_DIR/artifacts/$target-replays"
+  mkdir -p "$work" "$artifacts" "$replays"
   rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
+  rm -f "$replays"/*
   local asan_options="detect_leaks=1" mode=() unit_timeout=20 cpu_limit_ms=""
   if [ "$target" = h5ad ]; then
     # Debian's HDF5 1.10 has its own bugs on corrupt files (an over-read in H5HG_read, a hang in
@@ -133,7 +137,7 @@ run_target() {
     [[ "$(basename "$file")" == timeout-* ]] && replay_cpu_limit="$cpu_limit_ms"
     replay_status=0
     report=$(ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 GW_FUZZ_CPU_LIMIT_MS="$replay_cpu_limit" \
-      timeout 600 "$binary" \
+      timeout 600 "$binary" -artifact_prefix="$replays/" \
       -timeout="$replay_timeout" "${replay_flags[@]}" "$file" 2>&1) || replay_status=$?
     frame=$(first_frame <<<"$report" || true)
     # In fork mode a child runs many inputs in one process, and the artifact is the input it was
@@ -160,7 +164,7 @@ run_target() {
     # only slow on a loaded machine: it counts as a hang only if it also outlives a 60 s replay.
     if [[ "$(basename "$file")" == timeout-* ]] && [[ "$frame" != *libhdf5* ]] && [ -z "$recursion" ] \
       && ASAN_OPTIONS="$asan_options" OMP_NUM_THREADS=1 GW_FUZZ_CPU_LIMIT_MS="" \
-        timeout 600 "$binary" -timeout=60 "$file" \
+        timeout 600 "$binary" -artifact_prefix="$replays/" -timeout=60 "$file" \
         >/dev/null 2>&1; then
       slow=$((slow + 1))
       echo "fuzz $target: slow, not a hang (finishes alone within 60 s): $(basename "$file"): ${frame## }"
@@ -175,7 +179,8 @@ run_target() {
     if [ "$target" = h5ad ] && [[ "$frame" != *libhdf5* ]] && [ -z "$recursion" ] \
       && [[ "$(basename "$file")" == crash-* ]]; then
       first_error=$(ASAN_OPTIONS="${asan_options/replace_intrin=0/replace_intrin=1}" \
-        OMP_NUM_THREADS=1 timeout 600 "$binary" -timeout=20 "$file" 2>&1 | first_frame || true)
+        OMP_NUM_THREADS=1 timeout 600 "$binary" -artifact_prefix="$replays/" -timeout=20 "$file" \
+        2>&1 | first_frame || true)
       [[ "$first_error" == *libhdf5* ]] && frame="$first_error (memcpy checks on; HDF5 corrupted memory first)"
     fi
     if [ "$target" = h5ad ] && [[ "$frame" == *libhdf5* ]] && [ -z "$recursion" ]; then
