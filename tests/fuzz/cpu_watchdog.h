@@ -16,7 +16,8 @@
 // Off unless the environment names a limit (GW_FUZZ_CPU_LIMIT_MS, a positive number of
 // milliseconds) when libFuzzer calls LLVMFuzzerInitialize; scripts/fuzz.sh sets it for the h5ad
 // run and for the replay of that run's timeouts, and not for its 60-second "is it only slow"
-// replay. The test suite's replays never call LLVMFuzzerInitialize, so they never arm it.
+// replay. The test suite's replays (replay_test.cpp) unset it before calling LLVMFuzzerInitialize,
+// so they never arm it.
 //
 // Linux only (a POSIX timer on the thread's CPU clock, delivered to that thread). One input at a
 // time, on the thread that called enable(); not for use from several threads.

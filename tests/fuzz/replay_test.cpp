@@ -5,6 +5,8 @@
 // scripts/test.sh, which is where a regression would show as a report).
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +16,9 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+// Optional, as for libFuzzer: a harness that sets up limits (the h5ad harness's read budget and
+// HDF5 free lists) defines it, and the replay runs under the same settings as the fuzzer.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
 namespace {
 
@@ -31,7 +36,26 @@ std::vector<fs::path> inputs_in(const fs::path& dir) {
   return files;
 }
 
+// Runs the harness's LLVMFuzzerInitialize once, before the first input (as libFuzzer does).
+void initialize_once() {
+  static const bool done = [] {
+    // The replays are never cut short by the CPU-time watchdog (cpu_watchdog.h): a slow input
+    // here is a test that runs long, not a finding.
+    ::unsetenv("GW_FUZZ_CPU_LIMIT_MS");
+    if (LLVMFuzzerInitialize != nullptr) {
+      int argc = 1;
+      char name[] = "replay";
+      char* args[] = {name, nullptr};
+      char** argv = args;
+      LLVMFuzzerInitialize(&argc, &argv);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
 void replay(const fs::path& file) {
+  initialize_once();
   std::ifstream in(file, std::ios::binary);
   ASSERT_TRUE(in) << "cannot read " << file;
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
@@ -56,6 +80,7 @@ TEST(FuzzReplay, EveryPastCrashInputRunsCleanly) {
 }
 
 TEST(FuzzReplay, EmptyAndOneByteInputsRunCleanly) {
+  initialize_once();
   for (int byte = 0; byte < 256; ++byte) {
     const auto value = static_cast<std::uint8_t>(byte);
     EXPECT_EQ(LLVMFuzzerTestOneInput(&value, 1), 0) << "byte " << byte;
