@@ -51,7 +51,9 @@ double step_from_coefficients(double a, double b) {
 // 1e-6 runs on through it (64 iterations, +4.5 s) to 0.9998x. With the warm-started
 // TransportSimplex the vertices (among tied optima) and so the path changed: 1e-6 then stopped at
 // 54 iterations at 1.0001x POT's objective; 5e-7 reaches 0.9998x (67 iterations, 7.8 s), 2.5e-7
-// 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise.
+// 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise. Since
+// 2026-11-27 the kept start continues in float64 below this floor (the float64 finish in
+// run_exact_typed): 0.99982x POT's objective in 4.4 s at 2,000 x 2,500.
 constexpr double kFloatRelativeTolerance = 5e-7;
 
 // Starts are admitted by a prediction of their time, never by a clock: the same problem and seed
@@ -113,6 +115,13 @@ class ExactRunner {
  public:
   ExactRunner(PreparedProblem& pb, const Options& options, ExactGw<S>& gw, Result& result)
       : pb_(pb), opt_(options), gw_(gw), result_(result), simplex_(gw.p(), gw.q()) {}
+  // Continues with another runner's network simplex (same marginals), i.e. its last basis.
+  ExactRunner(PreparedProblem& pb,
+              const Options& options,
+              ExactGw<S>& gw,
+              Result& result,
+              TransportSimplex simplex)
+      : pb_(pb), opt_(options), gw_(gw), result_(result), simplex_(std::move(simplex)) {}
 
   // Conditional gradient from the current plan of gw_ (on the polytope), at most `budget` more
   // iterations (out.iterations counts across calls; simplex_ keeps the last vertex's basis, which
@@ -610,6 +619,37 @@ void run_exact_typed(PreparedProblem& pb,
     record.seconds += more.seconds();
     probe_plans[best] = gw.plan_f64();
   }
+  std::optional<ExactGw<double>> exact;  // the float64 state of a float32 run
+  if constexpr (!std::is_same_v<S, double>) {
+    ScopedPhase phase(result.timings, "loss");
+    exact.emplace(gw.dx().template cast<double>(),
+                  gw.dy().template cast<double>(),
+                  pb.p,
+                  pb.q,
+                  gw.feature_f64(),
+                  w);
+    exact->set_plan(probe_plans[best]);
+    // The float64 finish: float32 products stop conditional gradient at their noise floor (a
+    // relative decrease of kFloatRelativeTolerance), short of exact_tolerance. The same iterations
+    // in float64 from the float32 plan, the network simplex continuing from its last basis, take
+    // it the rest of the way: the float32 phase found the basin, these only descend within it.
+    // Measured on the spiral benchmark at 2,000 x 2,500 (bench/RESULTS.md, issue 15).
+    if (kept.termination == Termination::kConverged && !runner.cancelled() &&
+        options.exact_tolerance < kFloatRelativeTolerance) {
+      Stopwatch more;
+      ExactRunner<double> finish(pb, options, *exact, result, std::move(runner.simplex()));
+      const int before = kept.iterations;
+      kept.done = false;
+      finish.conditional_gradient(kept, options.exact_max_iterations);
+      StartRecord& record = result.starts[best];
+      record.gw_loss = kept.loss;
+      record.objective = kept.objective;
+      record.iterations = kept.iterations;
+      record.seconds += more.seconds();
+      result.float64_finish_iterations = kept.iterations - before;
+      probe_plans[best] = exact->plan_f64();
+    }
+  }
   result.start_chosen = static_cast<int>(best);
   plan = std::move(probe_plans[best]);
   result.iterations = kept.iterations;
@@ -626,18 +666,11 @@ void run_exact_typed(PreparedProblem& pb,
   // The loss of the kept plan, exactly (dense matrices at hand); solve() keeps it when the plan
   // needs no rounding (conditional-gradient plans are convex combinations of vertices).
   result.gw_loss = kept.loss;
-  if constexpr (!std::is_same_v<S, double>) {
-    // The float32 run's loss, recomputed in float64 for the report.
+  if (exact) {
+    // The float32 run's loss (after its float64 finish, if it ran) in float64 for the report.
     ScopedPhase phase(result.timings, "loss");
-    ExactGw<double> exact(gw.dx().template cast<double>(),
-                          gw.dy().template cast<double>(),
-                          pb.p,
-                          pb.q,
-                          gw.feature_f64(),
-                          w);
-    exact.set_plan(plan);
-    result.gw_cost_estimate = exact.objective();
-    result.gw_loss = exact.loss();
+    result.gw_cost_estimate = exact->objective();
+    result.gw_loss = exact->loss();
   }
   result.gw_loss_exact = true;
   result.gw_loss_stderr = 0.0;

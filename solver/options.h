@@ -332,9 +332,11 @@ struct Options {
   // S> on the transport polytope by network simplex (TransportSimplex, warm-started from the
   // previous vertex's basis; LEMON's is the tested reference), and the exact minimizing step along
   // T -> S (F is quadratic along the segment); the objective never increases. Stops when the
-  // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F (at least
-  // 5e-7 x F when the products are float32, i.e. precision kF32 and n k (n + k) > 4e9), or after
-  // exact_max_iterations. Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
+  // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F, or after
+  // exact_max_iterations. When the products are float32 (precision kF32 and n k (n + k) > 4e9)
+  // they resolve F to about 5e-7 x F only: conditional gradient stops there, then continues in
+  // float64 from that plan (the network simplex keeping its basis) down to exact_tolerance, the
+  // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >= 5e-7). Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
   // plus epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
   ExactMethod exact_method = ExactMethod::kHybrid;

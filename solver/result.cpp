@@ -160,6 +160,9 @@ std::string Result::full_report() const {
           << starts[s].iterations << " it, " << format("%.3f", starts[s].seconds) << " s)"
           << (static_cast<int>(s) == start_chosen ? " [kept]" : "") << ";";
     }
+    if (float64_finish_iterations > 0) {
+      out << " float64 finish " << float64_finish_iterations << " it;";
+    }
     out << "\n";
   }
   if (!restart_losses.empty()) {
@@ -226,7 +229,8 @@ std::string Result::to_json(bool pretty) const {
   json.member("solver", solver)
       .member("solver_reason", solver_reason)
       .member("exact_method", exact_method)
-      .member("start_chosen", start_chosen);
+      .member("start_chosen", start_chosen)
+      .member("float64_finish_iterations", float64_finish_iterations);
   json.key("starts").begin_array();
   for (const StartRecord& s : starts) {
     json.begin_object()

@@ -139,6 +139,9 @@ struct Result {
   std::string exact_method;
   std::vector<StartRecord> starts;
   int start_chosen = -1;
+  // Conditional-gradient iterations of the exact solver's float64 finish after float32 products
+  // (counted in the kept start's iterations too; 0 when the run was float64 throughout).
+  int float64_finish_iterations = 0;
 
   // The options of the run (the progress callback is not kept).
   Options options;

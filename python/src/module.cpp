@@ -455,6 +455,7 @@ void bind_results(py::module_& m) {
       .def_readonly("solver_reason", &Result::solver_reason)
       .def_readonly("exact_method", &Result::exact_method)
       .def_readonly("start_chosen", &Result::start_chosen)
+      .def_readonly("float64_finish_iterations", &Result::float64_finish_iterations)
       .def_property_readonly("starts",
                              [](const Result& r) {
                                py::list rows;
