@@ -181,6 +181,7 @@ class FusedSinkhorn {
         exp2_row_(detail::sinkhorn_kernels().exp2_row<CostT, T>()),
         exact_row_lse_(detail::sinkhorn_kernels().exact_row_lse<CostT, T>()),
         scaled_add_(detail::sinkhorn_kernels().scaled_add<T>()),
+        scaled_add2_(detail::sinkhorn_kernels().scaled_add2<T>()),
         flush_(detail::sinkhorn_kernels().flush<T>()) {
     for (Index i = 0; i < n_; ++i) log_a_[i] = a_[i] > 0.0 ? std::log(a_[i]) : -kInf;
     for (Index j = 0; j < k_; ++j) log_b_[j] = b_[j] > 0.0 ? std::log(b_[j]) : -kInf;
@@ -211,8 +212,11 @@ class FusedSinkhorn {
 
  private:
   struct Scratch {
-    explicit Scratch(Index k) : row(k), col_block(k), col_sum(k) {}
+    explicit Scratch(Index k) : row(k), pending(k), col_block(k), col_sum(k) {}
     AlignedArray<T> row;        // E_ij, then P_ij, of the row being processed
+    AlignedArray<T> pending;    // P_ij of the row before it, not yet in col_block
+    T pending_scale = 0;
+    bool has_pending = false;
     AlignedArray<T> col_block;  // column sums over the last < kFlushRows rows
     AlignedArray<double> col_sum;
     int rows_in_block = 0;
@@ -234,6 +238,7 @@ class FusedSinkhorn {
       s.col_block.fill(0);
       s.col_sum.fill(0.0);
       s.rows_in_block = 0;
+      s.has_pending = false;
       // Static chunks: every thread sums the same rows in the same order on every run, so the
       // column sums (per thread, added up below in thread order) and hence the potentials are
       // bitwise reproducible for a given thread count, as the solver promises for a seed.
@@ -315,12 +320,27 @@ class FusedSinkhorn {
     return residual;
   }
 
+  // col_block += scale p for the row in s.row (p is s.row's data). Rows go in pairs: the first
+  // waits in s.pending, and the second adds both in one pass over col_block (scaled_add2, the
+  // same roundings in the same order as two scaled_add passes), which saves a load and a store of
+  // the column sums per entry.
   void accumulate(Scratch& s, const T* p, T scale) {
-    scaled_add_(p, scale, k_, s.col_block.data());
+    if (s.has_pending) {
+      scaled_add2_(s.pending.data(), s.pending_scale, p, scale, k_, s.col_block.data());
+      s.has_pending = false;
+    } else {
+      std::swap(s.row, s.pending);
+      s.pending_scale = scale;
+      s.has_pending = true;
+    }
     if (++s.rows_in_block == kFlushRows) flush(s);
   }
 
   void flush(Scratch& s) {
+    if (s.has_pending) {
+      scaled_add_(s.pending.data(), s.pending_scale, k_, s.col_block.data());
+      s.has_pending = false;
+    }
     if (s.rows_in_block == 0) return;
     flush_(s.col_block.data(), s.col_sum.data(), k_);
     s.rows_in_block = 0;
@@ -429,6 +449,7 @@ class FusedSinkhorn {
   detail::Exp2RowFn<CostT, T> exp2_row_;
   detail::ExactRowLseFn<CostT, T> exact_row_lse_;
   detail::ScaledAddFn<T> scaled_add_;
+  detail::ScaledAdd2Fn<T> scaled_add2_;
   detail::FlushFn<T> flush_;
 };
 

@@ -56,6 +56,19 @@ void scaled_add_kernel(const T* __restrict p, T scale, std::int64_t k, T* __rest
 }
 
 template <typename T>
+void scaled_add2_kernel(const T* __restrict p0,
+                        T s0,
+                        const T* __restrict p1,
+                        T s1,
+                        std::int64_t k,
+                        T* __restrict acc) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < k; ++j) {
+    acc[j] = GW_SINKHORN_FMA(p1[j], s1, GW_SINKHORN_FMA(p0[j], s0, acc[j]));
+  }
+}
+
+template <typename T>
 void flush_kernel(T* __restrict acc, double* __restrict sum, std::int64_t k) {
 #pragma omp simd
   for (std::int64_t j = 0; j < k; ++j) {
@@ -104,6 +117,8 @@ extern const SinkhornKernels kSinkhornKernels = {
     &exact_row_lse_kernel<double, double>,
     &scaled_add_kernel<float>,
     &scaled_add_kernel<double>,
+    &scaled_add2_kernel<float>,
+    &scaled_add2_kernel<double>,
     &flush_kernel<float>,
     &flush_kernel<double>,
     &scale_store_kernel<float, float>,

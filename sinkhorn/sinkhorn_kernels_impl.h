@@ -30,6 +30,11 @@ using ExactRowLseFn =
 template <typename T>
 using ScaledAddFn = void (*)(const T* p, T scale, std::int64_t k, T* acc);
 
+// acc_j = (acc_j + p0_j * s0) + p1_j * s1, each step rounded as scaled_add rounds it: bit for bit
+// two scaled_add calls, with one load and one store of acc instead of two.
+template <typename T>
+using ScaledAdd2Fn = void (*)(const T* p0, T s0, const T* p1, T s1, std::int64_t k, T* acc);
+
 // sum_j += acc_j; acc_j = 0.
 template <typename T>
 using FlushFn = void (*)(T* acc, double* sum, std::int64_t k);
@@ -55,6 +60,8 @@ struct SinkhornKernels {
   ExactRowLseFn<double, double> exact_row_lse_dd;
   ScaledAddFn<float> scaled_add_f;
   ScaledAddFn<double> scaled_add_d;
+  ScaledAdd2Fn<float> scaled_add2_f;
+  ScaledAdd2Fn<double> scaled_add2_d;
   FlushFn<float> flush_f;
   FlushFn<double> flush_d;
   ScaleStoreFn<float, float> scale_store_ff;
@@ -83,6 +90,10 @@ struct SinkhornKernels {
   template <typename T>
   ScaledAddFn<T> scaled_add() const {
     return pick<ScaledAddFn<T>>(scaled_add_f, scaled_add_d);
+  }
+  template <typename T>
+  ScaledAdd2Fn<T> scaled_add2() const {
+    return pick<ScaledAdd2Fn<T>>(scaled_add2_f, scaled_add2_d);
   }
   template <typename T>
   FlushFn<T> flush() const {

@@ -97,6 +97,19 @@ void check_accumulate(const detail::SinkhornKernels& kernels, Rng& rng) {
       // One rounding of the multiply-add (two without hardware FMA).
       ASSERT_NEAR(acc[j], expected, 2.0 * std::numeric_limits<T>::epsilon() * expected);
     }
+    // Two rows in one pass: bit for bit two scaled_add calls of the same target.
+    std::vector<T> p1(k), pair = acc0, twice = acc0;
+    for (auto& x : p1) x = static_cast<T>(rng.uniform());
+    const T scale1 = static_cast<T>(rng.uniform());
+    kernels.scaled_add2<T>()(p.data(), scale, p1.data(), scale1, k, pair.data());
+    kernels.scaled_add<T>()(p.data(), scale, k, twice.data());
+    kernels.scaled_add<T>()(p1.data(), scale1, k, twice.data());
+    for (std::int64_t j = 0; j < k; ++j) {
+      ASSERT_EQ(pair[j], twice[j]) << "entry " << j;
+      const double expected = static_cast<double>(p[j]) * scale + acc0[j] +
+                              static_cast<double>(p1[j]) * scale1;
+      ASSERT_NEAR(pair[j], expected, 4.0 * std::numeric_limits<T>::epsilon() * expected);
+    }
     const std::vector<T> before = acc;
     kernels.flush<T>()(acc.data(), sum.data(), k);
     for (std::int64_t j = 0; j < k; ++j) {
