@@ -198,7 +198,12 @@ class ExactRunner {
   // T_{t+1} = argmin_{T in Pi(p, q)} <G_t / 2, T> + epsilon_t KL(T | T_t), i.e. Sinkhorn on
   // cost_t = G_t / 2 + (epsilon_t / epsilon_{t-1}) cost_{t-1}, cost_{-1} = -epsilon_0 log T_0,
   // warm-started from the previous potentials scaled by the same ratio.
-  void mirror_descent(StartOutcome& out, int iterations) {
+  //
+  // With `defer_last`, the last step leaves the product A (and so the objective) of its plan
+  // uncomputed and its log record pending: the caller projects the plan onto the marginals and
+  // sets it, which computes A anyway, and then calls record_deferred() (a basin phase saves one
+  // dense product, two GEMMs of n k (n + k) / 2 multiply-adds each, per start).
+  void mirror_descent(StartOutcome& out, int iterations, bool defer_last = false) {
     const Index n = gw_.n(), k = gw_.k();
     Mat<S> cost(n, k);
     {
@@ -244,6 +249,10 @@ class ExactRunner {
         sinkhorn_plan(view, f, g, eps, PlanView(gw_.mutable_plan().data(), n, k), so);
       }
       previous_eps = eps;
+      if (defer_last && t + 1 == iterations) {
+        deferred_ = {true, objective, eps, sr.iterations};
+        return;
+      }
       {
         ScopedPhase phase(result_.timings, "exact_product");
         gw_.update_product();
@@ -259,6 +268,20 @@ class ExactRunner {
     if (cancelled_) return;
     out.termination = Termination::kMaxIterations;
     out.message = "mirror descent ran " + std::to_string(out.iterations) + " iterations";
+  }
+
+  // The log record of a deferred last mirror-descent step, with the objective of the plan the
+  // caller set since (gw_'s product must be current). False when the progress callback said stop
+  // (then out is marked cancelled); true when nothing was pending.
+  bool record_deferred(StartOutcome& out) {
+    if (!deferred_.pending) return true;
+    deferred_.pending = false;
+    const double next = gw_.objective();
+    ++out.iterations;
+    out.objective = next;
+    out.loss = gw_.loss();
+    return record(out, next, std::abs(deferred_.objective - next), deferred_.eps,
+                  deferred_.inner);
   }
 
   static std::string format_double(double v) {
@@ -310,6 +333,12 @@ class ExactRunner {
   TransportSimplex simplex_;
   Stopwatch watch_;
   bool cancelled_ = false;
+  struct Deferred {
+    bool pending = false;
+    double objective = 0.0;  // before the deferred step
+    double eps = 0.0;
+    int inner = 0;
+  } deferred_;
 };
 
 // distance_quantile_profiles (exact.h) on a row-major n x n matrix of either precision: the exact
@@ -566,7 +595,7 @@ void run_exact_typed(PreparedProblem& pb,
         // goes straight to conditional gradient.
         basin_ran = true;
         gw.set_plan(start);
-        runner.mirror_descent(out, options.hybrid_mirror_iterations);
+        runner.mirror_descent(out, options.hybrid_mirror_iterations, /*defer_last=*/true);
         start = gw.plan_f64();
       }
       // Cancelled during the basin: the start ends there (conditional gradient would overwrite the
@@ -589,7 +618,10 @@ void run_exact_typed(PreparedProblem& pb,
         } else {
           gw.set_plan(start);
         }
-        runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
+        // The basin's last step is logged now, with the objective of its projected plan.
+        if (runner.record_deferred(out)) {
+          runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
+        }
       }
     }
     const double seconds = start_watch.seconds();
