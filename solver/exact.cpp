@@ -635,6 +635,14 @@ void run_exact_typed(PreparedProblem& pb,
     if (outcomes[s].objective < outcomes[best].objective) best = s;
   }
   StartOutcome& kept = outcomes[best];
+  // The kept start's record after it ran on (its probe continued, or the float64 finish).
+  const auto update_kept_record = [&](double seconds) {
+    StartRecord& record = result.starts[best];
+    record.gw_loss = kept.loss;
+    record.objective = kept.objective;
+    record.iterations = kept.iterations;
+    record.seconds += seconds;
+  };
   if (!kept.done && !runner.cancelled()) {
     // The best probe continues where it stopped.
     Stopwatch more;
@@ -644,23 +652,21 @@ void run_exact_typed(PreparedProblem& pb,
       gw.set_plan(probe_plans[best]);
     }
     runner.conditional_gradient(kept, options.exact_max_iterations);
-    StartRecord& record = result.starts[best];
-    record.gw_loss = kept.loss;
-    record.objective = kept.objective;
-    record.iterations = kept.iterations;
-    record.seconds += more.seconds();
+    update_kept_record(more.seconds());
     probe_plans[best] = gw.plan_f64();
   }
   std::optional<ExactGw<double>> exact;  // the float64 state of a float32 run
   if constexpr (!std::is_same_v<S, double>) {
-    ScopedPhase phase(result.timings, "loss");
-    exact.emplace(gw.dx().template cast<double>(),
-                  gw.dy().template cast<double>(),
-                  pb.p,
-                  pb.q,
-                  gw.feature_f64(),
-                  w);
-    exact->set_plan(probe_plans[best]);
+    {
+      ScopedPhase phase(result.timings, "loss");
+      exact.emplace(gw.dx().template cast<double>(),
+                    gw.dy().template cast<double>(),
+                    pb.p,
+                    pb.q,
+                    gw.feature_f64(),
+                    w);
+      exact->set_plan(probe_plans[best]);
+    }
     // The float64 finish: float32 products stop conditional gradient at their noise floor (a
     // relative decrease of kFloatRelativeTolerance), short of exact_tolerance. The same iterations
     // in float64 from the float32 plan, the network simplex continuing from its last basis, take
@@ -673,11 +679,7 @@ void run_exact_typed(PreparedProblem& pb,
       const int before = kept.iterations;
       kept.done = false;
       finish.conditional_gradient(kept, options.exact_max_iterations);
-      StartRecord& record = result.starts[best];
-      record.gw_loss = kept.loss;
-      record.objective = kept.objective;
-      record.iterations = kept.iterations;
-      record.seconds += more.seconds();
+      update_kept_record(more.seconds());
       result.float64_finish_iterations = kept.iterations - before;
       probe_plans[best] = exact->plan_f64();
     }
