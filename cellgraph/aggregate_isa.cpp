@@ -11,8 +11,8 @@ namespace {
 // owns a fraction of the tokens, so the rows it reads are increasing but with gaps, which the
 // hardware prefetcher does not bridge, and each token's 1 KiB of double sums (hidden 128) sits at
 // a random place in a chunk of last-level cache. Prefetching the sums too (for writing) took the
-// 1024 x 4096 x 128 benchmark from 0.26 to 0.20-0.22 s on a 2-core Zen 5 VM; distances 4, 16 and
-// 32 measured no better than 8 (bench/RESULTS.md).
+// 1024 x 4096 x 128 benchmark from 0.23-0.25 to 0.165-0.18 s on a 2-core Zen 5 VM; distances 4, 16
+// and 32 measured no better than 8 (bench/RESULTS.md).
 constexpr Index kPrefetchDistance = 8;
 
 template <typename T>

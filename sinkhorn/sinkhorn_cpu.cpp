@@ -307,26 +307,25 @@ class FusedSinkhorn {
     u_new_[i] = u_new;
 
     const double scale = fast ? std::exp(u_new - static_cast<double>(ut2) * kLn2) : kInf;
-    T* p = s.row.data();
     if (scale <= kScaleHi) {
-      accumulate(s, p, static_cast<T>(scale));
+      accumulate(s, static_cast<T>(scale));
     } else {
       // Recompute P_ij = exp(u'_i + v_j - C_ij / eps) directly (see the file comment).
       const T unt2 = static_cast<T>(u_new * kLog2e);
       const T correction = static_cast<T>(std::exp(u_new - static_cast<double>(unt2) * kLn2));
-      exp2_row_(crow, wt_.data(), unt2, cost_scale_, k_, p);
-      accumulate(s, p, correction);
+      exp2_row_(crow, wt_.data(), unt2, cost_scale_, k_, s.row.data());
+      accumulate(s, correction);
     }
     return residual;
   }
 
-  // col_block += scale p for the row in s.row (p is s.row's data). Rows go in pairs: the first
-  // waits in s.pending, and the second adds both in one pass over col_block (scaled_add2, the
-  // same roundings in the same order as two scaled_add passes), which saves a load and a store of
-  // the column sums per entry.
-  void accumulate(Scratch& s, const T* p, T scale) {
+  // col_block += scale s.row. Rows go in pairs: the first waits in s.pending (the buffers are
+  // swapped), and the second adds both in one pass over col_block (scaled_add2, the same roundings
+  // in the same order as two scaled_add passes), which saves a load and a store of the column sums
+  // per entry.
+  void accumulate(Scratch& s, T scale) {
     if (s.has_pending) {
-      scaled_add2_(s.pending.data(), s.pending_scale, p, scale, k_, s.col_block.data());
+      scaled_add2_(s.pending.data(), s.pending_scale, s.row.data(), scale, k_, s.col_block.data());
       s.has_pending = false;
     } else {
       std::swap(s.row, s.pending);

@@ -53,7 +53,7 @@ double step_from_coefficients(double a, double b) {
 // 54 iterations at 1.0001x POT's objective; 5e-7 reaches 0.9998x (67 iterations, 7.8 s), 2.5e-7
 // 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise. Since
 // 2026-11-27 the kept start continues in float64 below this floor (the float64 finish in
-// run_exact_typed): 0.99982x POT's objective in 4.4 s at 2,000 x 2,500.
+// run_exact_typed): 0.99980x POT's objective in 4.4-4.5 s at 2,000 x 2,500.
 constexpr double kFloatRelativeTolerance = 5e-7;
 
 // Starts are admitted by a prediction of their time, never by a clock: the same problem and seed

@@ -336,8 +336,9 @@ struct Options {
   // exact_max_iterations. When the products are float32 (precision kF32 and n k (n + k) > 4e9)
   // they resolve F to about 5e-7 x F only: conditional gradient stops there, then continues in
   // float64 from that plan (the network simplex keeping its basis) down to exact_tolerance, the
-  // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >= 5e-7). Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2
-  // plus epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
+  // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >= 5e-7).
+  // Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2 plus
+  // epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
   ExactMethod exact_method = ExactMethod::kHybrid;
   int exact_max_iterations = 200;

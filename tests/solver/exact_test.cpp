@@ -886,9 +886,8 @@ TEST(ExactSolver, EveryStartIsReportedAndTheBestIsKept) {
 // exact_tolerance. Checked on a random 1,200 x 1,400 problem (work 4.4e9) with the default hybrid
 // method (the basin's dense plan makes conditional gradient creep, as on the spiral benchmark; a
 // vertex start ends on a vertex in float32 already and the finish then has nothing to do): the
-// finish runs, its
-// iterations never increase the float64 objective, and it ends at an exact loss at or below the
-// float32-only run's (exact_tolerance 5e-7, which turns the finish off).
+// finish runs, its iterations never increase the float64 objective, and it ends at an exact loss at
+// or below the float32-only run's (exact_tolerance 5e-7, which turns the finish off).
 TEST(ExactSolver, Float32ProductsGetAFloat64FinishThatOnlyLowersTheLoss) {
   Rng rng(31);
   const Index n = 1200, k = 1400;
