@@ -54,7 +54,7 @@ double step_from_coefficients(double a, double b) {
 // 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise. Since
 // 2026-11-27 the kept start continues in float64 below this floor (the float64 finish in
 // run_exact_typed): 0.99980x POT's objective in 4.4-4.5 s at 2,000 x 2,500.
-constexpr double kFloatRelativeTolerance = 5e-7;
+constexpr double kFloatRelativeTolerance = kExactFloat32Tolerance;
 
 // Starts are admitted by a prediction of their time, never by a clock: the same problem and seed
 // must give the same plan on a loaded machine (a wall-clock budget admitted fewer starts under

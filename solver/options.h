@@ -66,6 +66,10 @@ enum class ExactMethod {
 std::string_view to_string(ExactMethod method);
 std::optional<ExactMethod> exact_method_from_string(std::string_view name);
 
+// The relative decrease of the exact solver's objective that float32 products resolve: conditional
+// gradient on float32 products stops there (Options::exact_tolerance, the float64 finish).
+inline constexpr double kExactFloat32Tolerance = 5e-7;
+
 struct Options {
   // ---------------------------------------------------------------- sampling and cost
   // M: anchor pairs sampled from the plan per iteration. The cost Lambda is estimated from M
@@ -336,7 +340,9 @@ struct Options {
   // exact_max_iterations. When the products are float32 (precision kF32 and n k (n + k) > 4e9)
   // they resolve F to about 5e-7 x F only: conditional gradient stops there, then continues in
   // float64 from that plan (the network simplex keeping its basis) down to exact_tolerance, the
-  // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >= 5e-7).
+  // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >=
+  // kExactFloat32Tolerance, 5e-7). The sparse path's coarse level never runs it (its plan only
+  // seeds the fine level; see solver/sparse_loop.cpp).
   // Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2 plus
   // epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
