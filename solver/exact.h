@@ -125,8 +125,18 @@ class TransportSimplex {
   // the basis of the previous call (the first call starts from artificial arcs).
   LinearOtPlan solve(std::span<const double> cost);
   LinearOtPlan solve(std::span<const float> cost);
+  // Replaces the basis by one built from the largest entries of `plan` (n x k row-major, any
+  // non-negative values: an entropic plan near this problem's optimum, say): each row's 4 largest
+  // entries, largest first, then north-west corner, each moving as much mass as its row and column
+  // have left (a basic feasible plan), the trees of that forest hung from the root by zero-flow
+  // artificial arcs pointing to it (strongly feasible). For the first solve() of a sequence whose optimum is
+  // near `plan`: fewer pivots than the artificial start. O(n k) plus a sort of 4 n entries.
+  void crash(std::span<const double> plan);
+  void crash(std::span<const float> plan);
   // Forgets the basis: the next solve() starts cold.
   void reset();
+  // Whether a basis is held (a solve() or crash() happened since construction or reset()).
+  bool has_basis() const;
 
   Index n() const;
   Index k() const;
@@ -134,6 +144,8 @@ class TransportSimplex {
   std::int64_t pivots() const;
 
  private:
+  template <typename PlanT>
+  void crash_plan(std::span<const PlanT> plan);
   struct State;
   std::unique_ptr<State> state_;
 };

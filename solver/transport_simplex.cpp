@@ -96,6 +96,123 @@ struct TransportSimplex::State {
     has_basis = true;
   }
 
+  // A basis from a plan's largest entries (the "crash" start): each row's kCrashCandidates
+  // largest entries, largest first, then north-west corner over what is left, each time moving
+  // min(remaining supply, remaining demand). Every assignment exhausts its row or its column, so
+  // the arcs form a forest (a cycle would need an arc added after one of its ends was exhausted);
+  // each tree of it hangs from the root by a zero-flow row -> root artificial arc, and every
+  // transport arc carries positive flow. Strongly feasible: the arcs without flow point up, so
+  // every node can send flow to the root along its tree path (a zero-flow arc pointing down,
+  // root -> column, could not).
+  template <typename PlanT>
+  void crash(std::span<const PlanT> plan) {
+    constexpr int kCrashCandidates = 4;
+    const int per_row = std::min(kCrashCandidates, nc);
+    std::vector<std::pair<double, std::int64_t>> candidates;
+    candidates.reserve(static_cast<std::size_t>(nr) * per_row);
+    for (int r = 0; r < nr; ++r) {
+      // The row's per_row largest entries in one pass (insertion into a short sorted list; ties
+      // keep the lower column), NaN and infinities counting as -1.
+      double top[kCrashCandidates];
+      int at[kCrashCandidates];
+      int held = 0;
+      const PlanT* src = plan.data() + static_cast<std::size_t>(m.rows[r]) * k;
+      for (int c = 0; c < nc; ++c) {
+        double value = static_cast<double>(src[m.cols[c]]);
+        if (!std::isfinite(value)) value = -1.0;
+        if (held == per_row && !(value > top[held - 1])) continue;
+        int e = held < per_row ? held++ : held - 1;
+        for (; e > 0 && value > top[e - 1]; --e) {
+          top[e] = top[e - 1];
+          at[e] = at[e - 1];
+        }
+        top[e] = value;
+        at[e] = c;
+      }
+      for (int e = 0; e < held; ++e) {
+        candidates.emplace_back(top[e], static_cast<std::int64_t>(r) * nc + at[e]);
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    std::vector<std::int64_t> supply = m.supply, demand = m.demand;
+    std::vector<std::int64_t> arcs, flows;
+    auto assign = [&](int r, int c) {
+      const std::int64_t x = std::min(supply[r], demand[c]);
+      supply[r] -= x;
+      demand[c] -= x;
+      arcs.push_back(static_cast<std::int64_t>(r) * nc + c);
+      flows.push_back(x);
+    };
+    for (const auto& [value, a] : candidates) {
+      const int r = static_cast<int>(a / nc), c = static_cast<int>(a % nc);
+      if (supply[r] > 0 && demand[c] > 0) assign(r, c);
+    }
+    for (int r = 0, c = 0; r < nr && c < nc;) {
+      if (supply[r] == 0) {
+        ++r;
+      } else if (demand[c] == 0) {
+        ++c;
+      } else {
+        assign(r, c);
+      }
+    }
+    // Adjacency of the forest, then each tree from one of its rows down (every tree has one: every
+    // active column received mass).
+    const int nodes = nr + nc + 1;
+    std::vector<int> degree(nodes + 1, 0);
+    for (std::int64_t a : arcs) {
+      ++degree[a / nc + 1];
+      ++degree[nr + a % nc + 1];
+    }
+    for (int v = 0; v < nodes; ++v) degree[v + 1] += degree[v];
+    std::vector<int> incident(degree[nodes]);
+    std::vector<int> fill(degree.begin(), degree.end() - 1);
+    for (int e = 0; e < static_cast<int>(arcs.size()); ++e) {
+      incident[fill[arcs[e] / nc]++] = e;
+      incident[fill[nr + arcs[e] % nc]++] = e;
+    }
+    parent.assign(nodes, -1);
+    first_child.assign(nodes, -1);
+    next_sibling.assign(nodes, -1);
+    prev_sibling.assign(nodes, -1);
+    depth.assign(nodes, 0);
+    arc.assign(nodes, kArtificialArc);
+    flow.assign(nodes, 0);
+    pi.assign(nodes, 0);
+    up.assign(nodes, 0);
+    std::vector<char> seen(nodes, 0);
+    std::vector<int> queue;
+    for (int top = 0; top < nr; ++top) {
+      if (seen[top]) continue;
+      seen[top] = 1;
+      link(top, root);  // artificial row -> root, flow 0, pointing up
+      up[top] = 1;
+      queue.assign(1, top);
+      for (std::size_t at = 0; at < queue.size(); ++at) {
+        const int v = queue[at];
+        for (int i = degree[v]; i < degree[v + 1]; ++i) {
+          const int e = incident[i];
+          const int r = static_cast<int>(arcs[e] / nc), c = nr + static_cast<int>(arcs[e] % nc);
+          const int w = v == r ? c : r;
+          if (seen[w]) continue;
+          seen[w] = 1;
+          link(w, v);
+          arc[w] = arcs[e];
+          flow[w] = flows[e];
+          up[w] = w == r ? 1 : 0;  // row -> column: up when the row is the child
+          queue.push_back(w);
+        }
+      }
+    }
+    GW_CHECK_CODE(std::count(seen.begin(), seen.begin() + nr + nc, 1) == nr + nc,
+                  ErrorCode::kInternal,
+                  "transport simplex: the crash basis left a node outside the tree");
+    cursor = 0;
+    has_basis = true;
+  }
+
   // Calls visit(v) for `top` and every node below it, each after its parent (preorder over the
   // child lists; no stack).
   template <typename Visit>
@@ -324,9 +441,20 @@ TransportSimplex::~TransportSimplex() = default;
 TransportSimplex::TransportSimplex(TransportSimplex&&) noexcept = default;
 TransportSimplex& TransportSimplex::operator=(TransportSimplex&&) noexcept = default;
 
+template <typename PlanT>
+void TransportSimplex::crash_plan(std::span<const PlanT> plan) {
+  GW_CHECK(plan.size() == static_cast<std::size_t>(state_->n) * state_->k,
+           "TransportSimplex::crash: plan has " << plan.size() << " entries for " << state_->n
+                                                << " x " << state_->k);
+  state_->crash(plan);
+}
+
 LinearOtPlan TransportSimplex::solve(std::span<const double> cost) { return state_->run(cost); }
 LinearOtPlan TransportSimplex::solve(std::span<const float> cost) { return state_->run(cost); }
+void TransportSimplex::crash(std::span<const double> plan) { crash_plan(plan); }
+void TransportSimplex::crash(std::span<const float> plan) { crash_plan(plan); }
 void TransportSimplex::reset() { state_->has_basis = false; }
+bool TransportSimplex::has_basis() const { return state_->has_basis; }
 Index TransportSimplex::n() const { return state_->n; }
 Index TransportSimplex::k() const { return state_->k; }
 std::int64_t TransportSimplex::pivots() const { return state_->pivots; }
