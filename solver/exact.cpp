@@ -59,11 +59,18 @@ constexpr double kFloatRelativeTolerance = kExactFloat32Tolerance;
 // Starts are admitted by a prediction of their time, never by a clock: the same problem and seed
 // must give the same plan on a loaded machine (a wall-clock budget admitted fewer starts under
 // load, and the CLI and the Python module then disagreed on the same inputs). One start is
-// predicted at n k (n + k) / kStartWorkPerSecond seconds, calibrated on the first start of the
-// spiral benchmark (2026-11-25, AMD EPYC Zen 4, 2 threads, default build: 400 x 500 0.105 s,
-// 1,000 x 1,250 1.10 s, 2,000 x 2,500 5.6 s, i.e. 1.7e9, 2.6e9 and 4.0e9 per second; the
-// smallest rate is used, so the prediction errs towards fewer starts near the budget).
-constexpr double kStartWorkPerSecond = 1.7e9;
+// predicted at n k (n + k) / kStartWorkPerSecond seconds. First calibrated at 1.7e9 on 2026-11-25
+// (AMD EPYC Zen 4, 2 threads, default build: the spiral's first start at 400 x 500 0.105 s,
+// 1,000 x 1,250 1.10 s, 2,000 x 2,500 5.6 s); the exact solver has become 2-3x faster since (the
+// warm-started simplex, float32 start-up Sinkhorns, the crash basis), so that rate admitted only
+// 2 starts at 700-800 nodes where 3 take half the budget. Recalibrated 2026-11-27 on the whole
+// three-start solve of the spiral -> swiss roll k = 5 matrices (AMD EPYC Zen 5, 2 threads,
+// default build, second of two runs): 400 x 500 0.117 s, 700 x 800 0.46 s, 1,000 x 1,250 1.37 s,
+// i.e. three starts' work at 4.6e9, 5.5e9 and 6.2e9 per second; 4e9 over-predicts them by 15-55%,
+// erring towards fewer starts (on a Zen 4 core, ~1.5x slower, the budget may be overrun by up to
+// that factor). Three starts are admitted up to n k (n + k) = 1.33e9 (about 870 x 870), two up to
+// 2e9 (about 1,000 x 1,000).
+constexpr double kStartWorkPerSecond = 4e9;
 
 Vertex to_vertex(LinearOtPlan&& lp) {
   return {std::move(lp.rows), std::move(lp.cols), std::move(lp.values)};

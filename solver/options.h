@@ -374,8 +374,8 @@ struct Options {
   // of each node's whole distance row (no sampling). The plan with the lowest objective is kept
   // and every start's loss is in Result::starts. Start number s (from 1) begins only when s
   // predicted start times fit within start_time_budget seconds; a start is predicted at
-  // n k (n + k) / 1.7e9 seconds (calibrated on 2 Zen 4 cores; 400 x 500: 0.1 s, so all three
-  // starts; 1,000 x 1,250: 1.7 s, so one). A prediction rather than a clock, so that a result
+  // n k (n + k) / 4e9 seconds (calibrated on 2 Zen 5 cores, solver/exact.cpp; 400 x 500 and
+  // 800 x 800: all three starts; 1,000 x 1,250: 0.7 s, so one). A prediction rather than a clock, so that a result
   // never depends on the machine's load. A given Problem::initial_plan is the only start.
   // With several starts, each first runs start_probe_iterations conditional-gradient iterations
   // (a step or two decides the basin: a mirrored optimum's loss is several times the right one's);

@@ -180,7 +180,7 @@ void add_solver_options(cxxopts::Options& options) {
       ("starts", "starts of the exact solver (profiles, product, profile-vertex); the lowest "
                  "objective is kept", with_default(d.starts))
       ("start-budget", "seconds within which further starts may begin (predicted from the "
-                       "size, not measured: n k (n + k) / 1.7e9 s per start)",
+                       "size, not measured: n k (n + k) / 4e9 s per start)",
        with_default(d.start_time_budget));
   // clang-format on
 }
