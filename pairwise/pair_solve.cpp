@@ -6,6 +6,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "distances/precomputed.h"
+#include "solver/exact.h"
 #include "solver/solve.h"
 #include "solver/solver_impl.h"
 
@@ -41,11 +42,18 @@ PreparedSpace prepare_space(const Space& space, const Options& options, PointMet
     DenseMatrix<float> d =
         euclidean_distances(geometry.points(), geometry.num_nodes(), geometry.dimension());
     prepared.provider = make_dense_provider(std::move(d.values), d.rows, dense);
-    return prepared;
+  } else {
+    // Every other case exactly as gw::solve builds it (a graph's or the kNN graph's distances, a
+    // given matrix or provider).
+    prepared.provider = distance_provider_for(geometry, options);
   }
-  // Every other case exactly as gw::solve builds it (a graph's or the kNN graph's distances, a
-  // given matrix or provider).
-  prepared.provider = distance_provider_for(geometry, options);
+  // Sorting every node's distances for the profiles was ~9% of a one-start 150-node pair
+  // (bench/RESULTS.md, issue 14); a space takes part in N - 1 pairs.
+  if (options.solver != SolverKind::kSampled && options.fused_weight < 1.0 &&
+      prepared.provider->num_nodes() <= options.profile_anchors) {
+    prepared.profiles = std::make_shared<const SpaceProfiles>(exact_distance_profiles(
+        *prepared.provider, prepared.weights, options.profile_quantiles));
+  }
   return prepared;
 }
 
@@ -95,6 +103,8 @@ Problem pair_problem(const PreparedSpace& source, const PreparedSpace& target) {
   problem.target = Geometry::from_provider(target.provider);
   problem.source_weights = source.weights;
   problem.target_weights = target.weights;
+  problem.source_profiles = source.profiles;
+  problem.target_profiles = target.profiles;
   return problem;
 }
 

@@ -20,6 +20,11 @@ namespace gw::pairwise {
 struct PreparedSpace {
   std::shared_ptr<const DistanceProvider> provider;
   std::vector<double> weights;  // empty: uniform
+  // The exact solver's distance profiles of this space (gw::exact_distance_profiles), computed
+  // once instead of in every pair: set when the exact solver may run on it (options.solver not
+  // sampled, at most options.profile_anchors nodes, fused_weight < 1), else null. n x
+  // profile_quantiles doubles.
+  std::shared_ptr<const SpaceProfiles> profiles;
 };
 
 // How a point-cloud space becomes a metric space.
@@ -34,8 +39,8 @@ DenseMatrix<float> euclidean_distances(std::span<const double> points, Index n, 
 // The distances of `space`, built once: points by `metric` (kKnnGeodesic: the provider gw::solve
 // would build, an exact kNN graph with options.knn neighbours, stitched connected); a graph: its
 // shortest paths (precomputed up to options.auto_precomputed_max_nodes nodes, or
-// options.distance_mode); a distance matrix as given. options.threads threads. Thread-safe
-// (concurrent calls on different spaces).
+// options.distance_mode); a distance matrix as given; then the profiles (see PreparedSpace).
+// options.threads threads. Thread-safe (concurrent calls on different spaces).
 PreparedSpace prepare_space(const Space& space,
                             const Options& options,
                             PointMetric metric = PointMetric::kEuclidean);

@@ -478,7 +478,11 @@ class ProfileStarts {
     const Index n = pb_.n, k = pb_.k;
     Mat<double> a, b;
     const int quantiles = options_.profile_quantiles;
-    if (std::max(n, k) <= options_.profile_anchors) {
+    if (std::max(n, k) <= options_.profile_anchors && pb_.source_profiles && pb_.target_profiles) {
+      // Precomputed by exact_distance_profiles (shapes checked by prepare_problem).
+      a = Eigen::Map<const Mat<double>>(pb_.source_profiles->values.data(), n, quantiles);
+      b = Eigen::Map<const Mat<double>>(pb_.target_profiles->values.data(), k, quantiles);
+    } else if (std::max(n, k) <= options_.profile_anchors) {
       a = dense_profiles(gw_.dx().data(), n, pb_.p, quantiles);
       b = dense_profiles(gw_.dy().data(), k, pb_.q, quantiles);
     } else {
@@ -825,6 +829,22 @@ double gw_line_search(std::span<const double> dx,
   }
   const auto [a, b] = gw.segment(s);
   return detail::step_from_coefficients(a, b);
+}
+
+SpaceProfiles exact_distance_profiles(const DistanceProvider& provider,
+                                      const std::vector<double>& weights,
+                                      int quantiles) {
+  GW_CHECK(quantiles > 0, "exact_distance_profiles: quantiles must be > 0, got " << quantiles);
+  const Index n = provider.num_nodes();
+  const std::vector<double> p = detail::normalized_weights(weights, n, "space");
+  // The matrix and the weights exactly as the exact solver builds them (float64 products), so the
+  // profiles are the ones its profile starts would compute.
+  const detail::Mat<double> d = detail::dense_distances<double>(provider);
+  const detail::Mat<double> out = detail::dense_profiles(d.data(), n, p, quantiles);
+  SpaceProfiles profiles;
+  profiles.quantiles = quantiles;
+  profiles.values.assign(out.data(), out.data() + out.size());
+  return profiles;
 }
 
 std::vector<double> distance_quantile_profiles(std::span<const double> d,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "solver/problem.h"
 
 namespace gw {
 
@@ -149,6 +150,17 @@ class TransportSimplex {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// One space's exact distance profiles for Problem::source_profiles / target_profiles: the
+// provider's dense max-normalized (symmetrized) distance matrix and the weights normalized to mass
+// 1 (empty: uniform), exactly as the exact solver builds them in float64, then
+// distance_quantile_profiles with `quantiles` (pass Options::profile_quantiles). O(n^2) memory
+// (the dense matrix, freed on return) and O(n^2 log n) time, rows over the calling thread's OpenMP
+// threads. kInvalidArgument on quantiles <= 0 or weights of the wrong length, kBadData on bad
+// weights.
+SpaceProfiles exact_distance_profiles(const DistanceProvider& provider,
+                                      const std::vector<double>& weights,
+                                      int quantiles);
 
 // The distance profiles behind the exact solver's "profiles" and "profile-vertex" starts
 // (Options::profile_anchors): for each row i of a dense n x n distance matrix d (row-major), the

@@ -8,8 +8,6 @@
 
 namespace gw::detail {
 
-namespace {
-
 std::vector<double> normalized_weights(const std::vector<double>& weights,
                                        Index n,
                                        const char* side) {
@@ -31,8 +29,6 @@ std::vector<double> normalized_weights(const std::vector<double>& weights,
   for (double& w : out) w /= total;
   return out;
 }
-
-}  // namespace
 
 PreparedProblem prepare_problem(const Problem& problem, const Options& options) {
   PreparedProblem pb;
@@ -58,6 +54,21 @@ PreparedProblem prepare_problem(const Problem& problem, const Options& options) 
   }
   pb.p = normalized_weights(problem.source_weights, pb.n, "source");
   pb.q = normalized_weights(problem.target_weights, pb.k, "target");
+  const auto check_profiles = [&](const std::shared_ptr<const SpaceProfiles>& profiles, Index nodes,
+                                  const char* side) {
+    if (!profiles) return;
+    GW_CHECK(profiles->quantiles == options.profile_quantiles &&
+                 profiles->values.size() ==
+                     static_cast<std::size_t>(nodes) * static_cast<std::size_t>(profiles->quantiles),
+             side << " profiles hold " << profiles->values.size() << " values of "
+                  << profiles->quantiles << " quantiles for " << nodes
+                  << " nodes; build them with gw::exact_distance_profiles and profile_quantiles = "
+                  << options.profile_quantiles);
+  };
+  check_profiles(problem.source_profiles, pb.n, "source");
+  check_profiles(problem.target_profiles, pb.k, "target");
+  pb.source_profiles = problem.source_profiles;
+  pb.target_profiles = problem.target_profiles;
   if (problem.initial_plan) {
     const DenseMatrix<double>& t0 = *problem.initial_plan;
     GW_CHECK(t0.rows == pb.n && t0.cols == pb.k && t0.values.size() == std::size_t(pb.n) * pb.k,

@@ -64,6 +64,18 @@ class Geometry {
   std::shared_ptr<const DistanceProvider> provider_;
 };
 
+// One side's exact distance profiles, computed once for many solves on the same space (what
+// `gwalign pairwise` does for each space of its collection): for every node, the profile_quantiles
+// quantiles of its distances to all nodes under the side's normalized weights, on the
+// max-normalized dense distance matrix (n x quantiles, row-major). Build it with
+// gw::exact_distance_profiles (solver/exact.h); the exact solver's profile starts then skip their
+// O(n^2 log n) sorts and give the same plan, bit for bit. Immutable once built: one object may be
+// shared by any number of Problems and threads.
+struct SpaceProfiles {
+  int quantiles = 0;
+  std::vector<double> values;
+};
+
 struct Problem {
   Geometry source;  // n nodes
   Geometry target;  // k nodes
@@ -81,6 +93,14 @@ struct Problem {
   // multiscale plan when Options::multiscale is on, else Options::initial_plan decides (default:
   // the distance-profile plan; InitialPlan::kProduct gives p q^T).
   std::optional<DenseMatrix<double>> initial_plan;
+
+  // Optional precomputed distance profiles of each side (see SpaceProfiles), used by the exact
+  // solver's profile starts when both are set and hold Options::profile_quantiles quantiles per
+  // node (n x Q and k x Q values; other shapes are kInvalidArgument), and when both sides have at
+  // most Options::profile_anchors nodes (the exact profiles' range); ignored otherwise. They must
+  // come from this problem's geometries and weights: others only give a different start.
+  std::shared_ptr<const SpaceProfiles> source_profiles;
+  std::shared_ptr<const SpaceProfiles> target_profiles;
 };
 
 }  // namespace gw

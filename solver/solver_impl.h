@@ -38,6 +38,8 @@ struct PreparedProblem {
   std::vector<double> q;                              // k, sums to 1
   const DenseMatrix<double>* feature_cost = nullptr;  // n x k, or null
   std::vector<double> initial_plan;                   // n x k, mass 1; empty: p q^T
+  std::shared_ptr<const SpaceProfiles> source_profiles;  // Problem's, shapes checked
+  std::shared_ptr<const SpaceProfiles> target_profiles;
   LoopWindow window;
   // Sinkhorn potentials of the augmented problem (n (+1 slack), k (+1 slack)): where the loop
   // starts (empty: zeros) and, on return, where it ended -- so a continued run (after restart
@@ -45,6 +47,12 @@ struct PreparedProblem {
   std::vector<double> potential_f;
   std::vector<double> potential_g;
 };
+
+// A side's marginal normalized to mass 1 (empty: uniform), as gw::solve normalizes it; `side`
+// names it in errors (kInvalidArgument on a wrong length, kBadData on bad values).
+std::vector<double> normalized_weights(const std::vector<double>& weights,
+                                       Index n,
+                                       const char* side);
 
 // Builds the distance provider of one side ("source" / "target" in messages).
 std::shared_ptr<const DistanceProvider> make_provider(const Geometry& geometry,

@@ -370,7 +370,10 @@ TEST(PairwiseRun, ACheckpointThatCannotBeWrittenIsReportedAsSuchNotAsAPair) {
   std::filesystem::create_directory(dir.file("sub"));
   RunOptions options = run_options(dir.file("sub/out.h5"));
   options.checkpoint_seconds = 1e-9;  // a checkpoint after every pair
-  // Solving pair (0, 2), after the checkpoint of pair (0, 1), removes the output's directory.
+  // The sampled solver, whose first query of a space's distances is in a pair's solve (the exact
+  // solver's profiles read them while the spaces are prepared): solving pair (0, 2), after the
+  // checkpoint of pair (0, 1), removes the output's directory.
+  options.solver.solver = SolverKind::kSampled;
   const PreparedSpace prepared = prepare_space(collection.spaces[2], options.solver);
   collection.spaces[2].geometry =
       Geometry::from_provider(std::make_shared<QueryHookProvider>(prepared.provider, [&] {
@@ -416,15 +419,23 @@ TEST(PairwiseRun, AnyExceptionInAWorkerBecomesAnErrorNamingTheSpaceOrPair) {
   const Collection broken =
       with_provider(std::make_shared<ThrowingProvider<std::runtime_error>>(40));
   for (int threads : {1, 2}) {
-    // The pair's solve queries the distances: the pair is named.
-    Error e = run_error(oom, run_options(dir.file("a" + std::to_string(threads) + ".h5"), threads));
+    // With the sampled solver only the pair's solve queries the distances: the pair is named.
+    RunOptions sampled = run_options(dir.file("a" + std::to_string(threads) + ".h5"), threads);
+    sampled.solver.solver = SolverKind::kSampled;
+    Error e = run_error(oom, sampled);
     EXPECT_EQ(e.code(), ErrorCode::kBadData) << e.what();
     EXPECT_NE(std::string(e.what()).find("pair (0, 1): out of memory"), std::string::npos)
         << e.what();
-    e = run_error(broken, run_options(dir.file("b" + std::to_string(threads) + ".h5"), threads));
+    sampled.output = dir.file("b" + std::to_string(threads) + ".h5");
+    e = run_error(broken, sampled);
     EXPECT_EQ(e.code(), ErrorCode::kInternal) << e.what();
     EXPECT_NE(std::string(e.what()).find("pair (0, 1): internal error: test provider failure"),
               std::string::npos)
+        << e.what();
+    // The default (exact) solver's profiles are computed while preparing the space: it is named.
+    e = run_error(oom, run_options(dir.file("d" + std::to_string(threads) + ".h5"), threads));
+    EXPECT_EQ(e.code(), ErrorCode::kBadData) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/spaces/1: throwing: out of memory"), std::string::npos)
         << e.what();
     // --nearest queries them while preparing the space: the space is named.
     RunOptions nearest = run_options(dir.file("c" + std::to_string(threads) + ".h5"), threads);

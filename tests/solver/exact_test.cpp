@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <future>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -967,6 +968,72 @@ TEST(ExactSolver, EveryStartIsReportedAndTheBestIsKept) {
     EXPECT_GE(s.objective, result.starts[result.start_chosen].objective);
   }
   EXPECT_DOUBLE_EQ(result.gw_loss, result.starts[result.start_chosen].gw_loss);
+}
+
+// Problem::source_profiles / target_profiles (what `gwalign pairwise` computes once per space):
+// profiles from exact_distance_profiles must give the solve bit for bit (all three starts, non-
+// uniform weights); profiles of another space must change the starts (so they are really used);
+// a wrong shape is kInvalidArgument naming the side. And exact_distance_profiles is
+// distance_quantile_profiles on the max-normalized matrix with the normalized weights.
+TEST(ExactSolver, PrecomputedProfilesGiveTheSamePlanBitForBit) {
+  Rng rng(43);
+  const Index n = 40, k = 48;
+  Problem problem = random_problem(rng, n, k);
+  problem.source_weights.resize(n);
+  for (double& w : problem.source_weights) w = 0.5 + rng.uniform();
+  Options options;
+  options.solver = SolverKind::kExact;
+  options.start_time_budget = 1e9;
+  const Result plain = solve(problem, options);
+  ASSERT_EQ(plain.starts.size(), 3u);
+
+  const auto source = detail::make_provider(problem.source, options, "source");
+  const auto target = detail::make_provider(problem.target, options, "target");
+  Problem cached = problem;
+  cached.source_profiles = std::make_shared<const SpaceProfiles>(
+      exact_distance_profiles(*source, problem.source_weights, options.profile_quantiles));
+  cached.target_profiles = std::make_shared<const SpaceProfiles>(
+      exact_distance_profiles(*target, {}, options.profile_quantiles));
+  const Result same = solve(cached, options);
+  ASSERT_EQ(same.plan.size(), plain.plan.size());
+  for (std::size_t e = 0; e < plain.plan.size(); ++e) ASSERT_EQ(same.plan[e], plain.plan[e]) << e;
+  for (std::size_t s = 0; s < plain.starts.size(); ++s) {
+    EXPECT_EQ(same.starts[s].objective, plain.starts[s].objective) << plain.starts[s].name;
+  }
+
+  // The oracle: the solver's matrix is the max-normalized one, its weights sum to 1.
+  const std::vector<float>& raw = problem.source.distances().values;
+  const float largest = *std::max_element(raw.begin(), raw.end());
+  std::vector<double> d(raw.size());
+  for (std::size_t e = 0; e < raw.size(); ++e) d[e] = static_cast<double>(raw[e] / largest);
+  double total = 0.0;
+  for (double w : problem.source_weights) total += w;
+  std::vector<double> p(problem.source_weights);
+  for (double& w : p) w /= total;
+  const std::vector<double> oracle = distance_quantile_profiles(d, n, p, options.profile_quantiles);
+  ASSERT_EQ(oracle.size(), cached.source_profiles->values.size());
+  for (std::size_t e = 0; e < oracle.size(); ++e) {
+    EXPECT_NEAR(cached.source_profiles->values[e], oracle[e], 1e-7) << e;
+  }
+
+  // Another space's profiles (same sizes): a different profiles start.
+  Problem other = random_problem(rng, n, k);
+  Problem wrong = problem;
+  wrong.source_profiles = std::make_shared<const SpaceProfiles>(exact_distance_profiles(
+      *detail::make_provider(other.source, options, "source"), {}, options.profile_quantiles));
+  wrong.target_profiles = cached.target_profiles;
+  EXPECT_NE(solve(wrong, options).starts[0].objective, plain.starts[0].objective);
+
+  Problem bad = cached;
+  bad.target_profiles = std::make_shared<const SpaceProfiles>(
+      SpaceProfiles{options.profile_quantiles, std::vector<double>(3, 0.0)});
+  try {
+    solve(bad, options);
+    ADD_FAILURE() << "profiles of the wrong shape were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("target profiles"), std::string::npos) << e.what();
+  }
 }
 
 // Above kExactDoubleWork the products are float32 and conditional gradient stops at their noise
