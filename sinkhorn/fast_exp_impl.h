@@ -11,10 +11,11 @@
 //
 // exp2_row() is the streaming kernel of the solver's row pass and of the plan: it writes
 // out_j = 2^(fma(c_j, scale, w_j) + shift) and returns their sum. With AVX-512 and matching cost
-// and compute types it runs an intrinsics loop (vrndscale for n, vscalef for 2^n: about 40% fewer
-// instructions than the portable bit trick, plus a software prefetch of the cost stream);
-// otherwise the portable exp2_row_generic(). Prefetching past the end of the cost is harmless
-// (prefetches never fault).
+// and compute types, or float32 compute on a double cost (rounded to float as it is loaded, as
+// the portable loop rounds it), it runs an intrinsics loop (vrndscale for n, vscalef for 2^n:
+// about 40% fewer instructions than the portable bit trick, plus a software prefetch of the cost
+// stream); otherwise the portable exp2_row_generic(). Prefetching past the end of the cost is
+// harmless (prefetches never fault).
 //
 // Accuracy (tested against std::exp / std::exp2 in tests/sinkhorn): ~1 ulp on the normal range.
 // Range: below the normal range (e^x: x < -708.5; 2^y: y < -126 / -1022) results are +0 (or a
@@ -217,13 +218,37 @@ inline double horizontal_sum(__m512d v) {
   return sum;
 }
 
-// Same contract as exp2_row_generic; masked loads and stores for the last partial vector.
-inline double exp2_row_avx512(const float* __restrict c,
-                              const float* __restrict w,
-                              float shift,
-                              float scale,
-                              std::int64_t k,
-                              float* __restrict out) {
+// 16 costs as float: as stored, or rounded from double as static_cast<float> rounds them (the
+// exact solver's float32 Sinkhorns on its float64 matrices). `count` < 16 loads that many, zeros
+// after.
+inline __m512 load16_ps(const float* c) { return _mm512_loadu_ps(c); }
+inline __m512 load16_ps(const double* c) {
+  return _mm512_insertf32x8(
+      _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_loadu_pd(c))),
+      _mm512_cvtpd_ps(_mm512_loadu_pd(c + 8)),
+      1);
+}
+inline __m512 load16_ps(const float* c, std::int64_t count) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), c);
+}
+inline __m512 load16_ps(const double* c, std::int64_t count) {
+  const auto lo = static_cast<__mmask8>(count >= 8 ? 0xFFu : (1u << count) - 1u);
+  const auto hi = static_cast<__mmask8>(count <= 8 ? 0u : (1u << (count - 8)) - 1u);
+  return _mm512_insertf32x8(
+      _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_maskz_loadu_pd(lo, c))),
+      _mm512_cvtpd_ps(_mm512_maskz_loadu_pd(hi, c + 8)),
+      1);
+}
+
+// Same contract as exp2_row_generic (float compute, float or double costs); masked loads and
+// stores for the last partial vector.
+template <typename CostT>
+double exp2_row_avx512(const CostT* __restrict c,
+                       const float* __restrict w,
+                       float shift,
+                       float scale,
+                       std::int64_t k,
+                       float* __restrict out) {
   const __m512 vscale = _mm512_set1_ps(scale);
   const __m512 vshift = _mm512_set1_ps(shift);
   double total = 0.0;
@@ -233,8 +258,11 @@ inline double exp2_row_avx512(const float* __restrict c,
     std::int64_t j = j0;
     for (; j + 16 <= j1; j += 16) {
       _mm_prefetch(reinterpret_cast<const char*>(c + j) + kCostPrefetchBytes, _MM_HINT_T0);
+      if constexpr (sizeof(CostT) == 8) {  // 16 doubles: two cache lines
+        _mm_prefetch(reinterpret_cast<const char*>(c + j) + kCostPrefetchBytes + 64, _MM_HINT_T0);
+      }
       const __m512 y = _mm512_add_ps(
-          _mm512_fmadd_ps(_mm512_loadu_ps(c + j), vscale, _mm512_loadu_ps(w + j)), vshift);
+          _mm512_fmadd_ps(load16_ps(c + j), vscale, _mm512_loadu_ps(w + j)), vshift);
       const __m512 e = exp2_avx512(y);
       _mm512_storeu_ps(out + j, e);
       acc = _mm512_add_ps(acc, e);
@@ -242,8 +270,7 @@ inline double exp2_row_avx512(const float* __restrict c,
     if (j < j1) {
       const auto mask = static_cast<__mmask16>((1u << (j1 - j)) - 1u);
       const __m512 y = _mm512_add_ps(
-          _mm512_fmadd_ps(
-              _mm512_maskz_loadu_ps(mask, c + j), vscale, _mm512_maskz_loadu_ps(mask, w + j)),
+          _mm512_fmadd_ps(load16_ps(c + j, j1 - j), vscale, _mm512_maskz_loadu_ps(mask, w + j)),
           vshift);
       const __m512 e = exp2_avx512(y);
       _mm512_mask_storeu_ps(out + j, mask, e);
@@ -296,7 +323,7 @@ double exp2_row(const CostT* __restrict c,
                 std::int64_t k,
                 T* __restrict out) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<CostT, T>) {
+  if constexpr (std::is_same_v<CostT, T> || std::is_same_v<T, float>) {
     return exp2_row_avx512(c, w, shift, scale, k, out);
   } else {
     return exp2_row_generic<CostT, T>(c, w, shift, scale, k, out);

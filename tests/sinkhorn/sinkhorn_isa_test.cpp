@@ -172,6 +172,31 @@ TEST(SinkhornIsaKernels, RowExponentialMatchesStdExp2OnEveryTarget) {
   });
 }
 
+// A double cost with float32 compute (the exact solver's start-up Sinkhorns on its float64
+// matrices) is rounded to float as it is loaded: bit for bit the float kernel on the rounded cost,
+// on every target (the AVX-512 one converts in registers; a wrong lane order or tail mask fails).
+TEST(SinkhornIsaKernels, DoubleCostFloatRowIsTheFloatRowOnTheRoundedCost) {
+  test::for_each_isa([](Isa isa) {
+    Rng rng(74);
+    const detail::SinkhornKernels& kernels = detail::sinkhorn_kernels();
+    const auto mixed = kernels.exp2_row<double, float>();
+    const auto plain = kernels.exp2_row<float, float>();
+    for (std::int64_t k : kLengths) {
+      std::vector<double> c(k);
+      std::vector<float> c32(k), w(k), a(k), b(k);
+      for (std::int64_t j = 0; j < k; ++j) {
+        c[j] = rng.uniform();
+        c32[j] = static_cast<float>(c[j]);
+        w[j] = static_cast<float>(-8.0 * rng.uniform());
+      }
+      const double sa = mixed(c.data(), w.data(), -1.5f, -13.0f, k, a.data());
+      const double sb = plain(c32.data(), w.data(), -1.5f, -13.0f, k, b.data());
+      ASSERT_EQ(sa, sb) << to_string(isa) << " k " << k;
+      for (std::int64_t j = 0; j < k; ++j) ASSERT_EQ(a[j], b[j]) << to_string(isa) << " k " << k;
+    }
+  });
+}
+
 TEST(SinkhornIsaKernels, ExactRowLogSumExpMatchesPlainLoopOnEveryTarget) {
   test::for_each_isa([](Isa) {
     Rng rng(72);
