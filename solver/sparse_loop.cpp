@@ -796,10 +796,8 @@ SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& re
     }
     coarse_options.num_anchors = std::min<int>(options.num_anchors, static_cast<int>(cells));
     // The coarse plan only seeds the fine level: the exact solver stops at float32's noise floor
-    // (no float64 finish). With the finish (exact_tolerance 1e-9) the 2,000-cell coarse plan is
-    // closer to a vertex, and the 100,000 x 100,000 spiral's fine level then took 48 iterations
-    // instead of 13 (21.7 s against 12.2 s on 2 cores; |rho| 0.99920 in both, loss 0.00054
-    // against 0.00059, column marginal error 0.014 against 0.006).
+    // (no float64 finish, which took 0.8 s of the 2,000-cell coarse solve of the 100,000 x
+    // 100,000 spiral on 2 cores and moves the seed only in its last digits).
     coarse_options.exact_tolerance = std::max(options.exact_tolerance, kExactFloat32Tolerance);
     // On CUDA, a coarse level that solver = auto would solve exactly on the CPU runs there: the
     // sampled entropic loop on the device is faster per coarse solve (0.6 s against 3.3 s at 2,000
