@@ -111,18 +111,13 @@ class ExactGw {
   // F(T) with T's own marginals (exact for any plan).
   double objective() {
     marginal_terms();
+    const auto dot = gw_cost_kernels().dot<S>();
     double cross = 0.0, linear = 0.0;
     for (Index i = 0; i < n_; ++i) {
       const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
-      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
-      double row = 0.0;
-      for (Index j = 0; j < k_; ++j) row += static_cast<double>(a[j]) * t[j];
-      cross += row;
+      cross += dot(a_.data() + static_cast<std::size_t>(i) * k_, t, k_);
       if (feature_.size() != 0) {
-        const S* c = feature_.data() + static_cast<std::size_t>(i) * k_;
-        double lin = 0.0;
-        for (Index j = 0; j < k_; ++j) lin += static_cast<double>(c[j]) * t[j];
-        linear += lin;
+        linear += dot(feature_.data() + static_cast<std::size_t>(i) * k_, t, k_);
       }
     }
     const double loss = r_.dot(rx_) + c_.dot(cy_) - 2.0 * cross;
@@ -168,19 +163,14 @@ class ExactGw {
       rd[s.rows[e]] += s.values[e];
       cd[s.cols[e]] += s.values[e];
     }
+    const auto dot = gw_cost_kernels().dot<S>();
     double g_t = 0.0, v_t = 0.0, a_t = 0.0;
     for (Index i = 0; i < n_; ++i) {
       const std::size_t base = static_cast<std::size_t>(i) * k_;
-      double gr = 0.0, vr = 0.0, ar = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        const double t = t_.data()[base + j];
-        gr += t * grad_.data()[base + j];
-        vr += t * v_.data()[base + j];
-        ar += t * a_.data()[base + j];
-      }
-      g_t += gr;
-      v_t += vr;
-      a_t += ar;
+      const S* t = t_.data() + base;
+      g_t += dot(t, grad_.data() + base, k_);
+      v_t += dot(t, v_.data() + base, k_);
+      a_t += dot(t, a_.data() + base, k_);
     }
     for (Index i = 0; i < n_; ++i) rd[i] -= r_[i];
     for (Index j = 0; j < k_; ++j) cd[j] -= c_[j];
@@ -215,13 +205,11 @@ class ExactGw {
   // x^T (d o d) x for a symmetric matrix d.
   static double square_form(const Mat<S>& d, const std::vector<double>& x) {
     const Index m = static_cast<Index>(d.rows());
+    const auto square_dot = gw_cost_kernels().square_dot<S>();
     double total = 0.0;
     for (Index i = 0; i < m; ++i) {
       if (x[i] == 0.0) continue;
-      const S* row = d.data() + static_cast<std::size_t>(i) * m;
-      double s = 0.0;
-      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
-      total += x[i] * s;
+      total += x[i] * square_dot(d.data() + static_cast<std::size_t>(i) * m, x.data(), m);
     }
     return total;
   }
@@ -230,27 +218,20 @@ class ExactGw {
   void marginal_terms() {
     r_ = Eigen::VectorXd::Zero(n_);
     c_ = Eigen::VectorXd::Zero(k_);
+    const auto row_sum_add = gw_cost_kernels().row_sum_add<S>();
     for (Index i = 0; i < n_; ++i) {
-      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
-      double row = 0.0;
-      for (Index j = 0; j < k_; ++j) {
-        row += t[j];
-        c_[j] += t[j];
-      }
-      r_[i] = row;
+      r_[i] = row_sum_add(t_.data() + static_cast<std::size_t>(i) * k_, c_.data(), k_);
     }
     rx_ = squared_times(dx_, r_);
     cy_ = squared_times(dy_, c_);
   }
   static Eigen::VectorXd squared_times(const Mat<S>& d, const Eigen::VectorXd& x) {
     const Index m = static_cast<Index>(d.rows());
+    const auto square_dot = gw_cost_kernels().square_dot<S>();
     Eigen::VectorXd out(m);
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < m; ++i) {
-      const S* row = d.data() + static_cast<std::size_t>(i) * m;
-      double s = 0.0;
-      for (Index l = 0; l < m; ++l) s += static_cast<double>(row[l]) * row[l] * x[l];
-      out[i] = s;
+      out[i] = square_dot(d.data() + static_cast<std::size_t>(i) * m, x.data(), m);
     }
     return out;
   }

@@ -1,7 +1,10 @@
-// The cost GEMM of the CPU GW loop (gw_loop_cpu.cpp), compiled once per instruction-set target:
+// The cost GEMM of the CPU GW loop (gw_loop_cpu.cpp) and the exact solver's reductions
+// (exact_gw_impl.h), compiled once per instruction-set target:
 // Eigen picks its packet width and FMA use from the target's macros, so each copy runs at its
 // target's width. Eigen's namespace is renamed per target by the build (core/isa_dispatch_impl.h).
 #include <Eigen/Core>
+
+#include <cstdint>
 
 #include "solver/gw_cost_kernels_impl.h"
 
@@ -26,11 +29,50 @@ void gemm_abt_kernel(const Real* left,
   c.noalias() = a * b.transpose();
 }
 
+// The reductions: `omp simd` lets the compiler keep a vector of partial sums (the target's width)
+// instead of one dependent add per entry.
+template <typename Real>
+double dot_kernel(const Real* __restrict a, const Real* __restrict b, std::int64_t n) {
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  return sum;
+}
+
+template <typename Real>
+double square_dot_kernel(const Real* __restrict d, const double* __restrict x, std::int64_t n) {
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(d[i]);
+    sum += v * v * x[i];
+  }
+  return sum;
+}
+
+template <typename Real>
+double row_sum_add_kernel(const Real* __restrict t, double* __restrict acc, std::int64_t n) {
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(t[i]);
+    sum += v;
+    acc[i] += v;
+  }
+  return sum;
+}
+
 }  // namespace
 
 extern const GwCostKernels kGwCostKernels = {
     &gemm_abt_kernel<float>,
     &gemm_abt_kernel<double>,
+    &dot_kernel<float>,
+    &dot_kernel<double>,
+    &square_dot_kernel<float>,
+    &square_dot_kernel<double>,
+    &row_sum_add_kernel<float>,
+    &row_sum_add_kernel<double>,
 };
 
 }  // namespace gw::detail::GW_ISA_NS

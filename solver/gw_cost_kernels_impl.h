@@ -1,5 +1,5 @@
-// The GW loop's cost GEMM, compiled once per instruction-set target in gw_cost_isa.cpp
-// (core/isa_dispatch_impl.h). Private to the solver.
+// The GW loop's cost GEMM and the exact solver's reductions, compiled once per instruction-set
+// target in gw_cost_isa.cpp (core/isa_dispatch_impl.h). Private to the solver.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,54 @@ using GemmAbtFn = void (*)(const Real* left,
                            Real* out,
                            Offset out_stride);
 
+// sum_i a_i b_i over n entries, in double (float entries widened). The summation order is the
+// target's (vector lanes, then their sum), so the last bits differ between targets.
+template <typename Real>
+using DotFn = double (*)(const Real* a, const Real* b, std::int64_t n);
+// sum_i d_i^2 x_i over n entries, in double.
+template <typename Real>
+using SquareDotFn = double (*)(const Real* d, const double* x, std::int64_t n);
+// Returns sum_i t_i and adds t_i to acc_i (a plan row's sum and its share of the column sums).
+template <typename Real>
+using RowSumAddFn = double (*)(const Real* t, double* acc, std::int64_t n);
+
 struct GwCostKernels {
   GemmAbtFn<float> gemm_abt_f;
   GemmAbtFn<double> gemm_abt_d;
+  // The exact solver's per-iteration reductions over n x k (solver/exact_gw_impl.h): as plain
+  // loops they are one dependent double add per entry (no reassociation without -ffast-math),
+  // ~14% of a 150-node pair in `gwalign pairwise`.
+  DotFn<float> dot_f;
+  DotFn<double> dot_d;
+  SquareDotFn<float> square_dot_f;
+  SquareDotFn<double> square_dot_d;
+  RowSumAddFn<float> row_sum_add_f;
+  RowSumAddFn<double> row_sum_add_d;
+
+  template <typename Real>
+  DotFn<Real> dot() const {
+    if constexpr (std::is_same_v<Real, float>) {
+      return dot_f;
+    } else {
+      return dot_d;
+    }
+  }
+  template <typename Real>
+  SquareDotFn<Real> square_dot() const {
+    if constexpr (std::is_same_v<Real, float>) {
+      return square_dot_f;
+    } else {
+      return square_dot_d;
+    }
+  }
+  template <typename Real>
+  RowSumAddFn<Real> row_sum_add() const {
+    if constexpr (std::is_same_v<Real, float>) {
+      return row_sum_add_f;
+    } else {
+      return row_sum_add_d;
+    }
+  }
 
   template <typename Real>
   GemmAbtFn<Real> gemm_abt() const {
