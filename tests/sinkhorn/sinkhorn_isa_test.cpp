@@ -173,26 +173,40 @@ TEST(SinkhornIsaKernels, RowExponentialMatchesStdExp2OnEveryTarget) {
 }
 
 // A double cost with float32 compute (the exact solver's start-up Sinkhorns on its float64
-// matrices) is rounded to float as it is loaded: bit for bit the float kernel on the rounded cost,
-// on every target (the AVX-512 one converts in registers; a wrong lane order or tail mask fails).
+// matrices) is rounded to float as it is loaded: the float kernel on the rounded cost. With
+// AVX-512 both run the same intrinsics loop, so bit for bit; the portable loop is vectorized by the
+// compiler per instantiation (clang gave the two a different lane order for the float partial
+// sums), so there each entry within 2 ulp and the sum within float summation error. A wrong lane
+// order in the conversion, a dropped tail entry or a cost not rounded to float fails either way.
 TEST(SinkhornIsaKernels, DoubleCostFloatRowIsTheFloatRowOnTheRoundedCost) {
   test::for_each_isa([](Isa isa) {
     Rng rng(74);
     const detail::SinkhornKernels& kernels = detail::sinkhorn_kernels();
     const auto mixed = kernels.exp2_row<double, float>();
     const auto plain = kernels.exp2_row<float, float>();
+    const bool exact = isa == Isa::kAvx512;
     for (std::int64_t k : kLengths) {
       std::vector<double> c(k);
       std::vector<float> c32(k), w(k), a(k), b(k);
       for (std::int64_t j = 0; j < k; ++j) {
-        c[j] = rng.uniform();
+        c[j] = rng.uniform();  // 53 bits: a float keeps 24, so any other rounding shows
         c32[j] = static_cast<float>(c[j]);
         w[j] = static_cast<float>(-8.0 * rng.uniform());
       }
       const double sa = mixed(c.data(), w.data(), -1.5f, -13.0f, k, a.data());
       const double sb = plain(c32.data(), w.data(), -1.5f, -13.0f, k, b.data());
-      ASSERT_EQ(sa, sb) << to_string(isa) << " k " << k;
-      for (std::int64_t j = 0; j < k; ++j) ASSERT_EQ(a[j], b[j]) << to_string(isa) << " k " << k;
+      if (exact) {
+        ASSERT_EQ(sa, sb) << " k " << k;
+      } else {
+        ASSERT_NEAR(sa, sb, 1e-6 * sb) << " k " << k;
+      }
+      for (std::int64_t j = 0; j < k; ++j) {
+        if (exact) {
+          ASSERT_EQ(a[j], b[j]) << " k " << k << " j " << j;
+        } else {
+          ASSERT_NEAR(a[j], b[j], 0x1p-22 * b[j]) << " k " << k << " j " << j;
+        }
+      }
     }
   });
 }
