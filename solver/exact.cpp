@@ -478,13 +478,15 @@ class ProfileStarts {
     const Index n = pb_.n, k = pb_.k;
     Mat<double> a, b;
     const int quantiles = options_.profile_quantiles;
-    if (std::max(n, k) <= options_.profile_anchors && pb_.source_profiles && pb_.target_profiles) {
-      // Precomputed by exact_distance_profiles (shapes checked by prepare_problem).
-      a = Eigen::Map<const Mat<double>>(pb_.source_profiles->values.data(), n, quantiles);
-      b = Eigen::Map<const Mat<double>>(pb_.target_profiles->values.data(), k, quantiles);
-    } else if (std::max(n, k) <= options_.profile_anchors) {
-      a = dense_profiles(gw_.dx().data(), n, pb_.p, quantiles);
-      b = dense_profiles(gw_.dy().data(), k, pb_.q, quantiles);
+    if (std::max(n, k) <= options_.profile_anchors) {
+      if (pb_.source_profiles && pb_.target_profiles) {
+        // Precomputed by exact_distance_profiles (shapes checked by prepare_problem).
+        a = Eigen::Map<const Mat<double>>(pb_.source_profiles->values.data(), n, quantiles);
+        b = Eigen::Map<const Mat<double>>(pb_.target_profiles->values.data(), k, quantiles);
+      } else {
+        a = dense_profiles(gw_.dx().data(), n, pb_.p, quantiles);
+        b = dense_profiles(gw_.dy().data(), k, pb_.q, quantiles);
+      }
     } else {
       const DistanceProfiles profiles = distance_profile_features(pb_, options_);
       a = Eigen::Map<const Mat<float>>(profiles.source.data(), n, profiles.quantiles)
