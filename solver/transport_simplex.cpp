@@ -14,8 +14,17 @@
 // Every non-root node stores the tree arc to its parent: the arc (transport id r * nc + c, or -1
 // for the artificial arc, whose other end is always the root: the root is never inside a pivot's
 // stem), whether it points up (node -> parent), and its flow. Arcs outside the tree carry no flow.
-// Children are intrusive doubly linked lists, so a pivot relinks nodes in O(1) and walks only the
-// subtree it moves.
+//
+// The tree's shape is a preorder array: order[] lists the nodes so that every subtree is one
+// contiguous range, order[pos[v]] = v and size[v] is the size of v's subtree, so "x is an ancestor
+// of y" is one range test and a subtree is a slice. A pivot re-hangs the subtree below the leaving
+// arc: it rebuilds that slice's order for the new root from at most two pieces per stem node,
+// moves the slice next to its new parent (a memmove of the nodes in between) and rewrites pos[] of
+// the nodes that moved; the potential shift is a loop over the slice. Every step is a loop over
+// contiguous memory with independent iterations. The child lists this replaced walked the moved
+// subtree by pointer chasing at ~30 cycles per node (a branch mispredicted per leaf): on the
+// 100-200 point pairs of `gwalign pairwise`, where a pivot moves ~90 of ~280 nodes, the pivots
+// were a fifth of the run (bench/RESULTS.md, issue 14).
 //
 // Potentials: reduced cost of u -> v is c + pi_u - pi_v, zero on tree arcs, pi_root = 0. A pivot
 // shifts the potentials of the moved subtree by one constant (the entering arc's reduced cost).
@@ -44,7 +53,7 @@ struct TransportSimplex::State {
   Index n = 0, k = 0;
   detail::IntegerMarginals m;
   int nr = 0, nc = 0, root = 0;
-  std::vector<int> parent, first_child, next_sibling, prev_sibling, depth;
+  std::vector<int> parent, order, pos, size;
   std::vector<std::int64_t> arc, flow, pi;
   std::vector<char> up;
   std::vector<std::int64_t> cost;  // nr x nc integer costs of the current solve
@@ -52,46 +61,80 @@ struct TransportSimplex::State {
   std::int64_t cursor = 0;  // where the next block search starts
   std::int64_t pivots = 0;
   bool has_basis = false;
+  std::vector<int> stem, slice;  // pivot scratch
 
   std::int64_t arc_cost(int v) const {
     return arc[v] == kArtificialArc ? artificial : cost[arc[v]];
   }
 
-  void unlink(int v) {
-    const int prev = prev_sibling[v], next = next_sibling[v];
-    if (prev >= 0) {
-      next_sibling[prev] = next;
-    } else {
-      first_child[parent[v]] = next;
-    }
-    if (next >= 0) prev_sibling[next] = prev;
+  // x is y or one of its ancestors.
+  bool contains(int x, int y) const {
+    return static_cast<unsigned>(pos[y] - pos[x]) < static_cast<unsigned>(size[x]);
   }
-  void link(int v, int new_parent) {
-    parent[v] = new_parent;
-    prev_sibling[v] = -1;
-    next_sibling[v] = first_child[new_parent];
-    if (next_sibling[v] >= 0) prev_sibling[next_sibling[v]] = v;
-    first_child[new_parent] = v;
+
+  // order, pos and size from parent (any tree over all nodes, rooted at root): a depth-first walk
+  // over child lists built here.
+  void build_order() {
+    const int nodes = nr + nc + 1;
+    std::vector<int> first(nodes + 1, 0), children(nodes);
+    for (int v = 0; v < nodes; ++v) {
+      if (v != root) ++first[parent[v] + 1];
+    }
+    for (int v = 0; v < nodes; ++v) first[v + 1] += first[v];
+    std::vector<int> fill(first.begin(), first.end() - 1);
+    for (int v = 0; v < nodes; ++v) {
+      if (v != root) children[fill[parent[v]]++] = v;
+    }
+    order.clear();
+    order.reserve(nodes);
+    std::vector<int> stack{root};
+    while (!stack.empty()) {
+      const int v = stack.back();
+      stack.pop_back();
+      order.push_back(v);
+      for (int i = first[v + 1] - 1; i >= first[v]; --i) stack.push_back(children[i]);
+    }
+    GW_CHECK_CODE(static_cast<int>(order.size()) == nodes,
+                  ErrorCode::kInternal,
+                  "transport simplex: the basis is not a spanning tree");
+    pos.assign(nodes, 0);
+    size.assign(nodes, 1);
+    for (int i = 0; i < nodes; ++i) pos[order[i]] = i;
+    for (int i = nodes - 1; i > 0; --i) size[parent[order[i]]] += size[order[i]];
+  }
+
+  // The tree arrays agree with each other: order[] is a permutation starting at the root, pos[]
+  // its inverse, every node inside its parent's range, size[] the subtree sizes. O(nodes); run
+  // after every solve (against the n k work of a solve it is free), so a pivot that broke the
+  // structure fails loudly in every test instead of returning a wrong vertex later.
+  void verify_tree() {
+    const int nodes = nr + nc + 1;
+    bool ok = static_cast<int>(order.size()) == nodes && order[0] == root;
+    std::vector<int> counted(nodes, 1);
+    for (int i = nodes - 1; ok && i > 0; --i) {
+      const int w = order[i];
+      ok = w >= 0 && w < nodes && w != root && pos[w] == i && contains(parent[w], w) &&
+           parent[w] != w && counted[w] == size[w];
+      if (ok) counted[parent[w]] += counted[w];
+    }
+    ok = ok && counted[root] == nodes && size[root] == nodes;
+    GW_CHECK_CODE(ok, ErrorCode::kInternal, "transport simplex: the basis tree is inconsistent");
   }
 
   // The artificial star: the strongly feasible basis the first solve starts from.
   void star() {
     const int nodes = nr + nc + 1;
-    parent.assign(nodes, -1);
-    first_child.assign(nodes, -1);
-    next_sibling.assign(nodes, -1);
-    prev_sibling.assign(nodes, -1);
-    depth.assign(nodes, 1);
-    depth[root] = 0;
+    parent.assign(nodes, root);
+    parent[root] = -1;
     arc.assign(nodes, kArtificialArc);
     flow.assign(nodes, 0);
     pi.assign(nodes, 0);
     up.assign(nodes, 0);
-    for (int v = nr + nc - 1; v >= 0; --v) {
-      link(v, root);
+    for (int v = 0; v < nr + nc; ++v) {
       up[v] = v < nr ? 1 : 0;
       flow[v] = v < nr ? m.supply[v] : m.demand[v - nr];
     }
+    build_order();
     cursor = 0;
     has_basis = true;
   }
@@ -174,10 +217,6 @@ struct TransportSimplex::State {
       incident[fill[nr + arcs[e] % nc]++] = e;
     }
     parent.assign(nodes, -1);
-    first_child.assign(nodes, -1);
-    next_sibling.assign(nodes, -1);
-    prev_sibling.assign(nodes, -1);
-    depth.assign(nodes, 0);
     arc.assign(nodes, kArtificialArc);
     flow.assign(nodes, 0);
     pi.assign(nodes, 0);
@@ -187,7 +226,7 @@ struct TransportSimplex::State {
     for (int top = 0; top < nr; ++top) {
       if (seen[top]) continue;
       seen[top] = 1;
-      link(top, root);  // artificial row -> root, flow 0, pointing up
+      parent[top] = root;  // artificial row -> root, flow 0, pointing up
       up[top] = 1;
       queue.assign(1, top);
       for (std::size_t at = 0; at < queue.size(); ++at) {
@@ -198,7 +237,7 @@ struct TransportSimplex::State {
           const int w = v == r ? c : r;
           if (seen[w]) continue;
           seen[w] = 1;
-          link(w, v);
+          parent[w] = v;
           arc[w] = arcs[e];
           flow[w] = flows[e];
           up[w] = w == r ? 1 : 0;  // row -> column: up when the row is the child
@@ -209,37 +248,19 @@ struct TransportSimplex::State {
     GW_CHECK_CODE(std::count(seen.begin(), seen.begin() + nr + nc, 1) == nr + nc,
                   ErrorCode::kInternal,
                   "transport simplex: the crash basis left a node outside the tree");
+    build_order();
     cursor = 0;
     has_basis = true;
   }
 
-  // Calls visit(v) for `top` and every node below it, each after its parent (preorder over the
-  // child lists; no stack).
-  template <typename Visit>
-  void preorder(int top, Visit&& visit) {
-    int w = top;
-    while (true) {
-      visit(w);
-      if (first_child[w] >= 0) {
-        w = first_child[w];
-        continue;
-      }
-      while (w != top && next_sibling[w] < 0) w = parent[w];
-      if (w == top) return;
-      w = next_sibling[w];
-    }
-  }
-
-  // Potentials and depths of every node from the root down.
+  // Potentials of every node from the root down (preorder: each parent before its children).
   void potentials() {
     pi[root] = 0;
-    depth[root] = 0;
-    preorder(root, [&](int w) {
-      if (w == root) return;
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const int w = order[i];
       const std::int64_t c = arc_cost(w);
       pi[w] = up[w] ? pi[parent[w]] - c : pi[parent[w]] + c;
-      depth[w] = depth[parent[w]] + 1;
-    });
+    }
   }
 
   // Block search: the most negative reduced cost within the first block (of `block` arcs from
@@ -285,15 +306,8 @@ struct TransportSimplex::State {
 
   void pivot(std::int64_t a, std::int64_t reduced) {
     const int u = static_cast<int>(a / nc), v = nr + static_cast<int>(a % nc);  // flow u -> v
-    int x = u, y = v;
-    while (x != y) {
-      if (depth[x] >= depth[y]) {
-        x = parent[x];
-      } else {
-        y = parent[y];
-      }
-    }
-    const int join = x;
+    int join = u;
+    while (!contains(join, v)) join = parent[join];
     // Leaving arc: the last blocking arc of the cycle join -> .. -> u -> v -> .. -> join. Flow
     // falls on u's side on arcs pointing up, on v's side on arcs pointing down.
     std::int64_t delta = std::numeric_limits<std::int64_t>::max();
@@ -319,33 +333,83 @@ struct TransportSimplex::State {
       for (int w = u; w != join; w = parent[w]) flow[w] += up[w] ? -delta : delta;
       for (int w = v; w != join; w = parent[w]) flow[w] += up[w] ? delta : -delta;
     }
-    // The subtree below the leaving arc holds x_in; it hangs from y_in through the entering arc,
-    // its stem x_in .. out reversed.
+    // The subtree below the leaving arc (old root `out`, `moved` nodes) holds x_in; it hangs from
+    // y_in through the entering arc, its stem x_in = s_0, s_1 = parent(s_0), .., s_m = out
+    // reversed. Its preorder for the new root: for each s_i, s_i and its old subtree without
+    // s_{i-1}'s, i.e. the old slices [pos s_i, pos s_{i-1}) and [end s_{i-1}, end s_i).
     const int x_in = on_u_side ? u : v, y_in = on_u_side ? v : u;
-    int node = x_in, new_parent = y_in;
-    std::int64_t new_arc = a, new_flow = delta;
-    char new_up = on_u_side ? 1 : 0;
-    while (true) {
-      const int old_parent = parent[node];
-      const std::int64_t old_arc = arc[node], old_flow = flow[node];
-      const char old_up = up[node];
-      unlink(node);
-      link(node, new_parent);
-      arc[node] = new_arc;
-      up[node] = new_up;
-      flow[node] = new_flow;
-      if (node == out) break;
-      new_parent = node;
-      new_arc = old_arc;
-      new_up = static_cast<char>(!old_up);
-      new_flow = old_flow;
-      node = old_parent;
+    const int moved = size[out], from = pos[out], old_parent = parent[out];
+    stem.clear();
+    for (int w = x_in;; w = parent[w]) {
+      stem.push_back(w);
+      if (w == out) break;
     }
+    slice.resize(moved);
+    int filled = 0;
+    const auto append = [&](int begin, int end) {
+      std::copy(order.begin() + begin, order.begin() + end, slice.begin() + filled);
+      filled += end - begin;
+    };
+    append(pos[x_in], pos[x_in] + size[x_in]);
+    for (std::size_t i = 1; i < stem.size(); ++i) {
+      const int w = stem[i], below = stem[i - 1];
+      const int end_below = pos[below] + size[below];
+      append(pos[w], pos[below]);
+      append(end_below, pos[w] + size[w]);
+    }
+    // New sizes along the stem: s_i's subtree is the slice from its piece on.
+    {
+      int offset = 0, below_old = 0;
+      for (const int w : stem) {
+        const int old = size[w];
+        size[w] = moved - offset;
+        offset += old - below_old;
+        below_old = old;
+      }
+    }
+    // Reverse the stem's arcs (parents, arc ids, directions, flows).
+    {
+      int node = x_in, new_parent = y_in;
+      std::int64_t new_arc = a, new_flow = delta;
+      char new_up = on_u_side ? 1 : 0;
+      while (true) {
+        const int next = parent[node];
+        const std::int64_t old_arc = arc[node], old_flow = flow[node];
+        const char old_up = up[node];
+        parent[node] = new_parent;
+        arc[node] = new_arc;
+        up[node] = new_up;
+        flow[node] = new_flow;
+        if (node == out) break;
+        new_parent = node;
+        new_arc = old_arc;
+        new_up = static_cast<char>(!old_up);
+        new_flow = old_flow;
+        node = next;
+      }
+    }
+    // The old ancestors below the join lose the slice, the new ones gain it (the join and above
+    // hold it before and after).
+    for (int w = old_parent; w != join; w = parent[w]) size[w] -= moved;
+    for (int w = y_in; w != join; w = parent[w]) size[w] += moved;
+    // Move the slice to just after y_in (its first child); the nodes in between shift by `moved`.
+    const int at = pos[y_in];
+    int first, last;  // the range of order[] whose nodes changed place
+    if (at < from) {
+      std::copy_backward(order.begin() + at + 1, order.begin() + from, order.begin() + from + moved);
+      std::copy(slice.begin(), slice.end(), order.begin() + at + 1);
+      first = at + 1;
+      last = from + moved;
+    } else {
+      std::copy(order.begin() + from + moved, order.begin() + at + 1, order.begin() + from);
+      std::copy(slice.begin(), slice.end(), order.begin() + at + 1 - moved);
+      first = from;
+      last = at + 1;
+    }
+    for (int i = first; i < last; ++i) pos[order[i]] = i;
     const std::int64_t shift = on_u_side ? -reduced : reduced;
-    preorder(x_in, [&](int w) {
-      pi[w] += shift;
-      depth[w] = depth[parent[w]] + 1;
-    });
+    const int begin = pos[x_in];
+    for (int i = begin; i < begin + moved; ++i) pi[order[i]] += shift;
     ++pivots;
   }
 
@@ -385,12 +449,18 @@ struct TransportSimplex::State {
     potentials();
     pivots = 0;
     const std::int64_t total = static_cast<std::int64_t>(nr) * nc;
+    // Block pricing over max(sqrt(arcs), 1024) arcs: the vectorized reduced-cost minimum makes a
+    // longer block cheap next to a pivot, and on small problems (160 x 123: sqrt = 140) the longer
+    // block picks better entering arcs: 52% fewer pivots on the 40-space pairwise collection,
+    // 10% less time; neutral at 400 x 500; at 2,000 x 2,500 four times sqrt was 10-20% slower
+    // (bench/RESULTS.md, issue 14).
     const std::int64_t block = std::min<std::int64_t>(
-        total, std::max<std::int64_t>(64, static_cast<std::int64_t>(std::sqrt(total))));
+        total, std::max<std::int64_t>(1024, static_cast<std::int64_t>(std::sqrt(total))));
     std::int64_t reduced = 0;
     for (std::int64_t a = entering(block, reduced); a >= 0; a = entering(block, reduced)) {
       pivot(a, reduced);
     }
+    verify_tree();
 
     LinearOtPlan out;
     out.rounds = 1;
