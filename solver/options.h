@@ -337,7 +337,7 @@ struct Options {
   // previous vertex's basis; LEMON's is the tested reference), and the exact minimizing step along
   // T -> S (F is quadratic along the segment); the objective never increases. Stops when the
   // Frank-Wolfe gap <G, T - S> or the decrease of F falls below exact_tolerance x F, or after
-  // exact_max_iterations. When the products are float32 (precision kF32 and n k (n + k) > 4e9)
+  // exact_max_iterations. When the products are float32 (precision kF32 and n k (n + k) > 1e6)
   // they resolve F to about 5e-7 x F only: conditional gradient stops there, then continues in
   // float64 from that plan (the network simplex keeping its basis) down to exact_tolerance, the
   // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >=

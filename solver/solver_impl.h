@@ -133,9 +133,14 @@ bool auto_runs_exact(const Problem& problem, const Options& options);
 inline double exact_iteration_work(Index n, Index k) {
   return static_cast<double>(n) * k * (static_cast<double>(n) + k);
 }
-// Below this work the exact solver computes in float64 whatever Options::precision says (its
-// iterations are cheap there, and CG's convergence tests want the digits).
-inline constexpr double kExactDoubleWork = 4e9;
+// Up to this work (about 80 x 80) the exact solver computes in float64 whatever
+// Options::precision says: its iterations cost microseconds there. Above it, float32 products
+// then the float64 finish (Options::exact_tolerance) give the same losses faster: at 400 x 500
+// (spiral, 1.8e8) 0.064 s instead of 0.073-0.082 s, loss 4e-7 relative higher; on the 40-space
+// pairwise collection (100-200 points) 5% less time, 23 of 780 distances different by <= 1e-7;
+// the symmetric shapes (~750 vertices) the same maps (bench/RESULTS.md, issue 14). It was 4e9
+// before the float64 finish existed, when CG's convergence tests needed double products.
+inline constexpr double kExactDoubleWork = 1e6;
 // Up to this work the exact solver runs on one thread whatever Options::threads says. Measured
 // on the spiral benchmark (2 cores, quiet): two threads are faster from 200 x 250 (work 2.25e7,
 // 0.028 vs 0.032 s) and at 400 x 500 (1.8e8, median 0.131 vs 0.152 s over 12 runs each, with the
