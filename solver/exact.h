@@ -110,8 +110,11 @@ LinearOtPlan solve_linear_ot(std::span<const float> cost,
 // mass rows and columns left out, an optimal basic plan with at most n + k - 1 entries sorted by
 // (row, column), column_potentials with the same convention. Anti-cycling: Cunningham's strongly
 // feasible trees (the leaving arc is the last blocking one around the cycle from its apex), so
-// every solve terminates; pricing is block search over the arcs in row-major order.
-// Memory: n k int64 costs plus O(n + k). Not thread-safe (one object per thread); solve() may be
+// every solve terminates; pricing is block search over the arcs in row-major order, blocks of
+// max(sqrt(n k), 1024) arcs. The basis tree is a preorder array: a pivot costs its cycle's length,
+// the size of the subtree it moves and the number of nodes between that subtree's old and new
+// place (at most n + k, moved by memmove), and every solve ends with an O(n + k) consistency check
+// of the tree (kInternal if it failed). Memory: n k int64 costs plus O(n + k). Not thread-safe (one object per thread); solve() may be
 // called any number of times with costs of the constructor's n x k shape.
 class TransportSimplex {
  public:
