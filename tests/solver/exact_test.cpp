@@ -1040,40 +1040,50 @@ TEST(ExactSolver, PrecomputedProfilesGiveTheSamePlanBitForBit) {
 
 // Above kExactDoubleWork the products are float32 and conditional gradient stops at their noise
 // floor (a relative decrease of 5e-7); the float64 finish then continues from that plan to
-// exact_tolerance. Checked on a random 1,200 x 1,400 problem (work 4.4e9) with the default hybrid
-// method (the basin's dense plan makes conditional gradient creep, as on the spiral benchmark; a
-// vertex start ends on a vertex in float32 already and the finish then has nothing to do): the
-// finish runs, its iterations never increase the float64 objective, and it ends at an exact loss at
-// or below the float32-only run's (exact_tolerance 5e-7, which turns the finish off).
+// exact_tolerance. Checked on random problems with the default hybrid method (the basin's dense
+// plan makes conditional gradient creep, as on the spiral benchmark): the finish's iterations never
+// increase the float64 objective, it ends at an exact loss at or below the float32-only run's
+// (exact_tolerance 5e-7, which turns the finish off), and the float32 phase is the same path in
+// both runs. Whether the finish has anything left to do depends on the last bits of the float32
+// products (a float32 phase that ends on a vertex optimal in float64 too leaves it nothing; seen
+// with the baseline target's GEMM on the 1,200 x 1,400 problem this test used alone), so several
+// problems run and at least one must take finish iterations on every target.
 TEST(ExactSolver, Float32ProductsGetAFloat64FinishThatOnlyLowersTheLoss) {
   Rng rng(31);
-  const Index n = 1200, k = 1400;
-  ASSERT_GT(detail::exact_iteration_work(n, k), detail::kExactDoubleWork);
-  const Problem problem = random_problem(rng, n, k);
-  Options options;
-  options.solver = SolverKind::kExact;
-  options.starts = 1;
-  options.precision = Precision::kF32;
-  const Result finished = solve(problem, options);
-  options.exact_tolerance = 5e-7;
-  const Result float_only = solve(problem, options);
-  ASSERT_EQ(finished.solver, "exact");
-  EXPECT_EQ(float_only.float64_finish_iterations, 0);
-  ASSERT_GE(finished.float64_finish_iterations, 1) << finished.message;
-  EXPECT_EQ(finished.termination, Termination::kConverged) << finished.message;
-  ASSERT_EQ(finished.starts.size(), 1u);
-  EXPECT_EQ(finished.starts[0].iterations, finished.iterations);
-  EXPECT_EQ(finished.iterations, float_only.iterations + finished.float64_finish_iterations);
-  // The float32 phase's log is the same path in both runs; the finish's entries are float64
-  // objectives, so no tolerance beyond summation order applies among them.
-  const std::size_t first = finished.log.size() - finished.float64_finish_iterations;
-  for (std::size_t t = first + 1; t < finished.log.size(); ++t) {
-    EXPECT_LE(finished.log[t].cost, finished.log[t - 1].cost * (1.0 + kSumTolerance))
-        << "finish iteration " << t - first;
+  int finished_runs = 0;
+  for (const auto& [n, k] : {std::pair<Index, Index>{400, 450}, {300, 360}, {500, 420}}) {
+    SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(k));
+    ASSERT_GT(detail::exact_iteration_work(n, k), detail::kExactDoubleWork);
+    const Problem problem = random_problem(rng, n, k);
+    Options options;
+    options.solver = SolverKind::kExact;
+    options.starts = 1;
+    options.precision = Precision::kF32;
+    const Result finished = solve(problem, options);
+    options.exact_tolerance = 5e-7;
+    const Result float_only = solve(problem, options);
+    ASSERT_EQ(finished.solver, "exact");
+    EXPECT_EQ(float_only.float64_finish_iterations, 0);
+    finished_runs += finished.float64_finish_iterations >= 1 ? 1 : 0;
+    EXPECT_EQ(finished.termination, Termination::kConverged) << finished.message;
+    ASSERT_EQ(finished.starts.size(), 1u);
+    EXPECT_EQ(finished.starts[0].iterations, finished.iterations);
+    EXPECT_EQ(finished.iterations, float_only.iterations + finished.float64_finish_iterations);
+    // The float32 phase's log is the same path in both runs; the finish's entries are float64
+    // objectives, so no tolerance beyond summation order applies among them.
+    const std::size_t first = finished.log.size() - finished.float64_finish_iterations;
+    for (std::size_t t = 0; t < first && t < float_only.log.size(); ++t) {
+      EXPECT_EQ(finished.log[t].cost, float_only.log[t].cost) << "float32 iteration " << t;
+    }
+    for (std::size_t t = first + 1; t < finished.log.size(); ++t) {
+      EXPECT_LE(finished.log[t].cost, finished.log[t - 1].cost * (1.0 + kSumTolerance))
+          << "finish iteration " << t - first;
+    }
+    EXPECT_TRUE(finished.gw_loss_exact);
+    EXPECT_LE(finished.gw_loss, float_only.gw_loss * (1.0 + kSumTolerance));
+    EXPECT_NEAR(finished.plan_mass, 1.0, 1e-6);
   }
-  EXPECT_TRUE(finished.gw_loss_exact);
-  EXPECT_LE(finished.gw_loss, float_only.gw_loss * (1.0 + kSumTolerance));
-  EXPECT_NEAR(finished.plan_mass, 1.0, 1e-6);
+  EXPECT_GE(finished_runs, 1) << "no problem took a float64 finish iteration";
 }
 
 // The quantile by its definition, without sorting: the smallest d_il whose weight of entries at
