@@ -41,6 +41,18 @@ std::int64_t reduced_cost_min_kernel(const std::int64_t* __restrict cost,
     a0 = _mm512_mask_min_epi64(a0, 0xFF, a0, x0);
     a1 = _mm512_mask_min_epi64(a1, 0xFF, a1, x1);
   }
+  // The last len % 16 arcs by masked loads (masked-out lanes are not read): a scalar tail was up
+  // to 15 dependent compares, as long as the vector loop on the pricing's typical 100-200-arc
+  // rows.
+  for (; j < len; j += 8) {
+    const int rest = len - j;
+    const __mmask8 m = rest >= 8 ? static_cast<__mmask8>(0xFF)
+                                 : static_cast<__mmask8>((1u << rest) - 1u);
+    const __m512i x = _mm512_sub_epi64(
+        _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, cost + j), row),
+        _mm512_maskz_loadu_epi64(m, pi_col + j));
+    a0 = _mm512_mask_min_epi64(a0, m, a0, x);
+  }
   alignas(64) std::int64_t lanes[8];
   _mm512_store_si512(lanes, _mm512_mask_min_epi64(a0, 0xFF, a0, a1));
   for (const std::int64_t lane : lanes) low = min64(low, lane);
