@@ -20,11 +20,11 @@
 // of y" is one range test and a subtree is a slice. A pivot re-hangs the subtree below the leaving
 // arc: it rebuilds that slice's order for the new root from at most two pieces per stem node,
 // moves the slice next to its new parent (a memmove of the nodes in between) and rewrites pos[] of
-// the nodes that moved; the potential shift is a loop over the slice. Every step is a loop over
-// contiguous memory with independent iterations. The child lists this replaced walked the moved
-// subtree by pointer chasing at ~30 cycles per node (a branch mispredicted per leaf): on the
-// 100-200 point pairs of `gwalign pairwise`, where a pivot moves ~90 of ~280 nodes, the pivots
-// were a fifth of the run (bench/RESULTS.md, issue 14).
+// the nodes that moved; the potential shift is a loop over the slice. Apart from the walks up the
+// cycle's two paths, every step is a loop over contiguous memory with independent iterations. The
+// child lists this replaced walked the moved subtree by pointer chasing at ~30 cycles per node (a
+// branch mispredicted per leaf): on the 100-200 point pairs of `gwalign pairwise`, where a pivot
+// moves ~90 of ~280 nodes, the pivots were a fifth of the run (bench/RESULTS.md, issue 14).
 //
 // Potentials: reduced cost of u -> v is c + pi_u - pi_v, zero on tree arcs, pi_root = 0. A pivot
 // shifts the potentials of the moved subtree by one constant (the entering arc's reduced cost).
@@ -113,8 +113,8 @@ struct TransportSimplex::State {
     std::vector<int> counted(nodes, 1);
     for (int i = nodes - 1; ok && i > 0; --i) {
       const int w = order[i];
-      ok = w >= 0 && w < nodes && w != root && pos[w] == i && contains(parent[w], w) &&
-           parent[w] != w && counted[w] == size[w];
+      ok = w >= 0 && w < nodes && w != root && pos[w] == i && parent[w] >= 0 &&
+           parent[w] < nodes && parent[w] != w && contains(parent[w], w) && counted[w] == size[w];
       if (ok) counted[parent[w]] += counted[w];
     }
     ok = ok && counted[root] == nodes && size[root] == nodes;
