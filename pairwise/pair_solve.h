@@ -48,8 +48,9 @@ PreparedSpace prepare_space(const Space& space,
 // The solver options of one pair of 100-200-node spaces: gw::Options defaults except where their
 // fixed costs, sized for thousands of nodes, dominate a small pair (measured in bench/RESULTS.md,
 // "All-pairs GW distances"): threads = 1 (the pairs are the parallel work), 200 warm-up and
-// polishing anchor pairs instead of 40 M, epsilon 3e-3 -> 1e-3, min_iterations 20, a dense plan,
-// the exact loss.
+// polishing anchor pairs instead of 40 M, epsilon 3e-3 -> 1e-3, min_iterations 20, one start of
+// the exact solver, 10 Sinkhorn iterations (not 30) for its start's profile plan and mirror-descent
+// basin, a dense plan, the exact loss.
 Options default_pair_options();
 
 // The seed of pair (i, j), i < j: a function of (base, i, j) only, so a pair gets the same seed
