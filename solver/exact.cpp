@@ -495,7 +495,11 @@ class ProfileStarts {
               .template cast<double>();
     }
     const double scale = 1.0 / static_cast<double>(a.cols());
-    cost_ = (-2.0 * scale) * a * b.transpose();
+    // a b^T by the dispatched GEMM: Eigen's product here would be this file's (baseline x86-64)
+    // build, ~2% of a 150-node pair in `gwalign pairwise` (bench/RESULTS.md, issue 14).
+    cost_.resize(n, k);
+    gw_cost_kernels().gemm_abt<double>()(a.data(), b.data(), n, k, a.cols(), cost_.data(), k);
+    cost_ *= -2.0 * scale;
     const Eigen::VectorXd an = a.rowwise().squaredNorm() * scale;
     const Eigen::VectorXd bn = b.rowwise().squaredNorm() * scale;
     cost_.colwise() += an;

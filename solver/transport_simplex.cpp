@@ -62,6 +62,7 @@ struct TransportSimplex::State {
   std::int64_t pivots = 0;
   bool has_basis = false;
   std::vector<int> stem, slice;  // pivot scratch
+  std::vector<int> row_start, fill_at, used;  // scratch of the plan's arcs in row order
 
   std::int64_t arc_cost(int v) const {
     return arc[v] == kArtificialArc ? artificial : cost[arc[v]];
@@ -266,26 +267,25 @@ struct TransportSimplex::State {
   // Block search: the most negative reduced cost within the first block (of `block` arcs from
   // the cursor, wrapping) that has one; -1 when no arc has a negative reduced cost.
   // The row scans' minimum goes through the dispatched kernel (simplex_isa.cpp); the index of
-  // that minimum is searched again only when it improves the block's best.
+  // the block's minimum is searched for once, in the row segment that first reached it, after the
+  // block (searching each row that improved the block's best was ~4% of a 150-node pair in
+  // `gwalign pairwise`, as much as the kernel's scans: bench/RESULTS.md, issue 14).
   std::int64_t entering(std::int64_t block, std::int64_t& reduced) {
     const detail::ReducedCostMinFn reduced_cost_min = detail::simplex_kernels().reduced_cost_min;
     const std::int64_t total = static_cast<std::int64_t>(nr) * nc;
     const std::int64_t* pi_col = pi.data() + nr;
-    std::int64_t best = -1, best_rc = 0, seen = 0, in_block = 0;
+    std::int64_t best_rc = 0, seen = 0, in_block = 0;
+    int best_r = -1, best_c = 0, best_len = 0;  // the row segment holding the first minimum
     int r = static_cast<int>(cursor / nc), c = static_cast<int>(cursor % nc);
     while (seen < total) {
       const int len = static_cast<int>(std::min<std::int64_t>(nc - c, block - in_block));
       const std::int64_t* row = cost.data() + static_cast<std::int64_t>(r) * nc;
-      const std::int64_t pr = pi[r];
-      const std::int64_t low = reduced_cost_min(row + c, pr, pi_col + c, len);
+      const std::int64_t low = reduced_cost_min(row + c, pi[r], pi_col + c, len);
       if (low < best_rc) {
-        for (int j = c; j < c + len; ++j) {
-          if (row[j] + pr - pi_col[j] == low) {
-            best = static_cast<std::int64_t>(r) * nc + j;
-            break;
-          }
-        }
         best_rc = low;
+        best_r = r;
+        best_c = c;
+        best_len = len;
       }
       seen += len;
       in_block += len;
@@ -295,13 +295,24 @@ struct TransportSimplex::State {
         r = r + 1 == nr ? 0 : r + 1;
       }
       if (in_block == block) {
-        if (best >= 0) break;
+        if (best_r >= 0) break;
         in_block = 0;
       }
     }
     cursor = static_cast<std::int64_t>(r) * nc + c;
     reduced = best_rc;
-    return best;
+    if (best_r < 0) return -1;
+    const std::int64_t* row = cost.data() + static_cast<std::int64_t>(best_r) * nc;
+    for (int j = best_c; j < best_c + best_len; ++j) {
+      if (row[j] + pi[best_r] - pi_col[j] == best_rc) {
+        return static_cast<std::int64_t>(best_r) * nc + j;
+      }
+    }
+    GW_CHECK_CODE(false,
+                  ErrorCode::kInternal,
+                  "transport simplex: the pricing minimum " << best_rc << " is not in row "
+                                                            << best_r);
+    return -1;
   }
 
   void pivot(std::int64_t a, std::int64_t reduced) {
@@ -465,17 +476,28 @@ struct TransportSimplex::State {
     LinearOtPlan out;
     out.rounds = 1;
     out.arcs = total;
-    std::vector<std::int64_t> used;
+    // The basis arcs with flow in arc (row-major) order: bucketed by row, each row's few arcs
+    // then sorted by column (a comparison sort of all of them was ~1% of a 150-node pair).
+    row_start.assign(static_cast<std::size_t>(nr) + 1, 0);
     for (int v = 0; v < nr + nc; ++v) {
       if (arc[v] == kArtificialArc) {
         GW_CHECK_CODE(flow[v] == 0,
                       ErrorCode::kInternal,
                       "transport simplex: an optimal basis routes mass through the root");
       } else if (flow[v] > 0) {
-        used.push_back(v);
+        ++row_start[arc[v] / nc + 1];
       }
     }
-    std::sort(used.begin(), used.end(), [&](int x, int y) { return arc[x] < arc[y]; });
+    for (int r = 0; r < nr; ++r) row_start[r + 1] += row_start[r];
+    used.resize(static_cast<std::size_t>(row_start[nr]));
+    fill_at.assign(row_start.begin(), row_start.end() - 1);
+    for (int v = 0; v < nr + nc; ++v) {
+      if (arc[v] != kArtificialArc && flow[v] > 0) used[fill_at[arc[v] / nc]++] = v;
+    }
+    for (int r = 0; r < nr; ++r) {
+      std::sort(used.begin() + row_start[r], used.begin() + row_start[r + 1],
+                [&](int x, int y) { return arc[x] < arc[y]; });
+    }
     for (int v : used) {
       const Index i = m.rows[arc[v] / nc], j = m.cols[arc[v] % nc];
       const double value = static_cast<double>(flow[v]) * m.unit;
