@@ -128,18 +128,15 @@ class ExactGw {
   double loss() const { return loss_; }
 
   // dF/dT into grad_ (after objective(), which sets the marginal terms).
+  // Row by row in the dispatched kernel (gw_cost_isa.cpp).
   const Mat<S>& gradient() {
     grad_.resize(n_, k_);
     const double gw = 2.0 * (1.0 - w_);
+    const auto gradient_row = gw_cost_kernels().gradient_row<S>();
     for (Index i = 0; i < n_; ++i) {
-      const S* a = a_.data() + static_cast<std::size_t>(i) * k_;
-      S* g = grad_.data() + static_cast<std::size_t>(i) * k_;
-      const S* c = feature_.size() ? feature_.data() + static_cast<std::size_t>(i) * k_ : nullptr;
-      for (Index j = 0; j < k_; ++j) {
-        double v = gw * (rx_[i] + cy_[j] - 2.0 * static_cast<double>(a[j]));
-        if (c != nullptr) v += w_ * static_cast<double>(c[j]);
-        g[j] = static_cast<S>(v);
-      }
+      const std::size_t base = static_cast<std::size_t>(i) * k_;
+      const S* c = feature_.size() ? feature_.data() + base : nullptr;
+      gradient_row(a_.data() + base, cy_.data(), c, rx_[i], gw, w_, grad_.data() + base, k_);
     }
     return grad_;
   }
@@ -184,8 +181,8 @@ class ExactGw {
   // T <- (1 - alpha) T + alpha S, and dx T dy with it (from v_ of the last segment()).
   void step(const Vertex& s, double alpha) {
     const S keep = static_cast<S>(1.0 - alpha);
-    t_ *= keep;
-    a_ = keep * a_ + static_cast<S>(alpha) * v_;
+    gw_cost_kernels().step<S>()(t_.data(), a_.data(), v_.data(), keep, static_cast<S>(alpha),
+                                static_cast<std::int64_t>(t_.size()));
     for (std::size_t e = 0; e < s.values.size(); ++e) {
       t_(s.rows[e], s.cols[e]) += static_cast<S>(alpha * s.values[e]);
     }

@@ -62,6 +62,40 @@ double row_sum_add_kernel(const Real* __restrict t, double* __restrict acc, std:
   return sum;
 }
 
+template <typename Real>
+void gradient_row_kernel(const Real* __restrict a,
+                         const double* __restrict cy,
+                         const Real* __restrict c,
+                         double rx,
+                         double gw,
+                         double w,
+                         Real* __restrict g,
+                         std::int64_t n) {
+  if (c == nullptr) {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      g[j] = static_cast<Real>(gw * (rx + cy[j] - 2.0 * static_cast<double>(a[j])));
+    }
+  } else {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      g[j] = static_cast<Real>(gw * (rx + cy[j] - 2.0 * static_cast<double>(a[j])) +
+                               w * static_cast<double>(c[j]));
+    }
+  }
+}
+
+template <typename Real>
+void step_kernel(
+    Real* __restrict t, Real* __restrict a, const Real* __restrict v, Real keep, Real alpha,
+    std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t e = 0; e < n; ++e) {
+    t[e] *= keep;
+    a[e] = keep * a[e] + alpha * v[e];
+  }
+}
+
 }  // namespace
 
 extern const GwCostKernels kGwCostKernels = {
@@ -73,6 +107,10 @@ extern const GwCostKernels kGwCostKernels = {
     &square_dot_kernel<double>,
     &row_sum_add_kernel<float>,
     &row_sum_add_kernel<double>,
+    &gradient_row_kernel<float>,
+    &gradient_row_kernel<double>,
+    &step_kernel<float>,
+    &step_kernel<double>,
 };
 
 }  // namespace gw::detail::GW_ISA_NS

@@ -33,6 +33,24 @@ using SquareDotFn = double (*)(const Real* d, const double* x, std::int64_t n);
 template <typename Real>
 using RowSumAddFn = double (*)(const Real* t, double* acc, std::int64_t n);
 
+// One row of the exact solver's gradient (ExactGw::gradient, exact_gw_impl.h), each entry in
+// double and rounded once: g[j] = gw (rx + cy[j] - 2 a[j]) (+ w c[j] when c is not null).
+// Elementwise; the target may fuse the multiply-adds, so the last bit of an entry can differ
+// between targets.
+template <typename Real>
+using GradientRowFn = void (*)(const Real* a,
+                               const double* cy,
+                               const Real* c,
+                               double rx,
+                               double gw,
+                               double w,
+                               Real* g,
+                               std::int64_t n);
+// The conditional-gradient step on the dense arrays (ExactGw::step): t[e] = keep t[e] and
+// a[e] = keep a[e] + alpha v[e], in Real. Elementwise, the same fusing caveat.
+template <typename Real>
+using StepFn = void (*)(Real* t, Real* a, const Real* v, Real keep, Real alpha, std::int64_t n);
+
 struct GwCostKernels {
   GemmAbtFn<float> gemm_abt_f;
   GemmAbtFn<double> gemm_abt_d;
@@ -45,6 +63,12 @@ struct GwCostKernels {
   SquareDotFn<double> square_dot_d;
   RowSumAddFn<float> row_sum_add_f;
   RowSumAddFn<double> row_sum_add_d;
+  // Elementwise passes of every conditional-gradient iteration: in the exact solver's own (baseline)
+  // build they were ~8% of a 150-node pair in `gwalign pairwise` (bench/RESULTS.md, issue 14).
+  GradientRowFn<float> gradient_row_f;
+  GradientRowFn<double> gradient_row_d;
+  StepFn<float> step_f;
+  StepFn<double> step_d;
 
   template <typename Real>
   DotFn<Real> dot() const {
@@ -68,6 +92,23 @@ struct GwCostKernels {
       return row_sum_add_f;
     } else {
       return row_sum_add_d;
+    }
+  }
+
+  template <typename Real>
+  GradientRowFn<Real> gradient_row() const {
+    if constexpr (std::is_same_v<Real, float>) {
+      return gradient_row_f;
+    } else {
+      return gradient_row_d;
+    }
+  }
+  template <typename Real>
+  StepFn<Real> step() const {
+    if constexpr (std::is_same_v<Real, float>) {
+      return step_f;
+    } else {
+      return step_d;
     }
   }
 
