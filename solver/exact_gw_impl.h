@@ -288,50 +288,52 @@ class ExactGw {
     }
     const Index m = static_cast<Index>(changed_.size());
     if (m == 0) return true;  // the same vertex: v_ stands
-    // left (n x m): column t is dx's column changed_[t] (= its row: dx is symmetric);
-    // right (k x m): column t is row t of (S - S_prev) dy.
-    left_.resize(n_, m);
+    // v_ += L R with L (n x m): column t is dx's column changed_[t] (= its row: dx is symmetric),
+    // held as L^T (m x n, row t = that row); R (m x k): row t is row t of (S - S_prev) dy. Both
+    // are built by contiguous row copies and adds.
+    left_.resize(m, n_);
     for (Index t = 0; t < m; ++t) {
       const S* row = dx_.data() + static_cast<std::size_t>(changed_[t]) * n_;
-      for (Index i = 0; i < n_; ++i) left_(i, t) = row[i];
+      std::copy(row, row + n_, left_.data() + static_cast<std::size_t>(t) * n_);
     }
-    right_.setZero(k_, m);
+    right_.setZero(m, k_);
     for (const DeltaEntry& d : delta_) {
       const S v = static_cast<S>(d.value);
       const S* row = dy_.data() + static_cast<std::size_t>(d.col) * k_;
-      S* col = right_.data() + d.slot;
-      for (Index l = 0; l < k_; ++l) col[static_cast<std::size_t>(l) * m] += v * row[l];
+      S* out = right_.data() + static_cast<std::size_t>(d.slot) * k_;
+      for (Index l = 0; l < k_; ++l) out[l] += v * row[l];
     }
-    z_.resize(n_, k_);
-    gw_cost_kernels().gemm_abt<S>()(left_.data(), right_.data(), n_, k_, m, z_.data(), k_);
-    v_ += z_;
+    gw_cost_kernels().gemm<S>()(left_.data(), /*transpose_left=*/true, right_.data(), n_, k_, m,
+                                v_.data(), k_, /*accumulate=*/true);
     return true;
   }
 
-  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds.
+  // v_ = dx S dy for a sparse S, as one GEMM of n k min(n, k) multiply-adds after a pass that
+  // builds the sparse side's factor by contiguous row adds.
   void full_vertex_product(const Vertex& s) {
-    const auto gemm = gw_cost_kernels().gemm_abt<S>();
+    const auto gemm = gw_cost_kernels().gemm<S>();
     v_.resize(n_, k_);
     if (n_ <= k_) {
-      // W = (S dy)^T (k x n): column i of W gathers v dy.row(j) over S's entries (i, j, v).
-      zt_.setZero(k_, n_);
-      for (std::size_t e = 0; e < s.values.size(); ++e) {
-        const S v = static_cast<S>(s.values[e]);
-        const S* row = dy_.data() + static_cast<std::size_t>(s.cols[e]) * k_;
-        S* col = zt_.data() + s.rows[e];
-        for (Index l = 0; l < k_; ++l) col[static_cast<std::size_t>(l) * n_] += v * row[l];
-      }
-      gemm(dx_.data(), zt_.data(), n_, k_, n_, v_.data(), k_);  // dx W^T
-    } else {
-      // Z = dx S (n x k): column j of Z gathers v dx.row(i) over S's entries (i, j, v).
+      // W = S dy (n x k): row i gathers v dy.row(j) over S's entries (i, j, v); v_ = dx W.
       z_.setZero(n_, k_);
       for (std::size_t e = 0; e < s.values.size(); ++e) {
         const S v = static_cast<S>(s.values[e]);
-        const S* row = dx_.data() + static_cast<std::size_t>(s.rows[e]) * n_;
-        S* col = z_.data() + s.cols[e];
-        for (Index l = 0; l < n_; ++l) col[static_cast<std::size_t>(l) * k_] += v * row[l];
+        const S* row = dy_.data() + static_cast<std::size_t>(s.cols[e]) * k_;
+        S* out = z_.data() + static_cast<std::size_t>(s.rows[e]) * k_;
+        for (Index l = 0; l < k_; ++l) out[l] += v * row[l];
       }
-      gemm(z_.data(), dy_.data(), n_, k_, k_, v_.data(), k_);  // Z dy^T = Z dy
+      gemm(dx_.data(), false, z_.data(), n_, k_, n_, v_.data(), k_, false);
+    } else {
+      // Z^T = (dx S)^T (k x n): row j gathers v dx.row(i) over S's entries (i, j, v) (dx is
+      // symmetric); v_ = Z dy.
+      zt_.setZero(k_, n_);
+      for (std::size_t e = 0; e < s.values.size(); ++e) {
+        const S v = static_cast<S>(s.values[e]);
+        const S* row = dx_.data() + static_cast<std::size_t>(s.rows[e]) * n_;
+        S* out = zt_.data() + static_cast<std::size_t>(s.cols[e]) * n_;
+        for (Index l = 0; l < n_; ++l) out[l] += v * row[l];
+      }
+      gemm(zt_.data(), true, dy_.data(), n_, k_, k_, v_.data(), k_, false);
     }
   }
 

@@ -29,6 +29,36 @@ void gemm_abt_kernel(const Real* left,
   c.noalias() = a * b.transpose();
 }
 
+template <typename Real>
+void gemm_kernel(const Real* left,
+                 bool transpose_left,
+                 const Real* right,
+                 Index rows,
+                 Index cols,
+                 Index inner,
+                 Real* out,
+                 Offset out_stride,
+                 bool accumulate) {
+  const Eigen::Map<const RowMatrix<Real>> b(right, inner, cols);
+  Eigen::Map<RowMatrix<Real>, 0, Eigen::OuterStride<>> c(
+      out, rows, cols, Eigen::OuterStride<>(out_stride));
+  if (transpose_left) {
+    const Eigen::Map<const RowMatrix<Real>> a(left, inner, rows);
+    if (accumulate) {
+      c.noalias() += a.transpose() * b;
+    } else {
+      c.noalias() = a.transpose() * b;
+    }
+  } else {
+    const Eigen::Map<const RowMatrix<Real>> a(left, rows, inner);
+    if (accumulate) {
+      c.noalias() += a * b;
+    } else {
+      c.noalias() = a * b;
+    }
+  }
+}
+
 // The reductions: `omp simd` lets the compiler keep a vector of partial sums (the target's width)
 // instead of one dependent add per entry.
 template <typename Real>
@@ -101,6 +131,8 @@ void step_kernel(
 extern const GwCostKernels kGwCostKernels = {
     &gemm_abt_kernel<float>,
     &gemm_abt_kernel<double>,
+    &gemm_kernel<float>,
+    &gemm_kernel<double>,
     &dot_kernel<float>,
     &dot_kernel<double>,
     &square_dot_kernel<float>,

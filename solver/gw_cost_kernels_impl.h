@@ -22,6 +22,23 @@ using GemmAbtFn = void (*)(const Real* left,
                            Real* out,
                            Offset out_stride);
 
+// out (+)= op(left) * right: right is inner x cols, row-major and dense; op(left) is left
+// (rows x inner, row-major) or, with transpose_left, the transpose of left (inner x rows,
+// row-major); out is rows x cols with row stride out_stride (>= cols), overwritten or, with
+// accumulate, added to. Multithreaded with OpenMP (Eigen's blocked GEMM, compiled for the target).
+// The exact solver's vertex products build their sparse factor row by row (contiguous adds) and
+// hand it over in whichever orientation that leaves it.
+template <typename Real>
+using GemmFn = void (*)(const Real* left,
+                        bool transpose_left,
+                        const Real* right,
+                        Index rows,
+                        Index cols,
+                        Index inner,
+                        Real* out,
+                        Offset out_stride,
+                        bool accumulate);
+
 // sum_i a_i b_i over n entries, in double (float entries widened). The summation order is the
 // target's (vector lanes, then their sum), so the last bits differ between targets.
 template <typename Real>
@@ -54,6 +71,8 @@ using StepFn = void (*)(Real* t, Real* a, const Real* v, Real keep, Real alpha, 
 struct GwCostKernels {
   GemmAbtFn<float> gemm_abt_f;
   GemmAbtFn<double> gemm_abt_d;
+  GemmFn<float> gemm_f;
+  GemmFn<double> gemm_d;
   // The exact solver's per-iteration reductions over n x k (solver/exact_gw_impl.h): as plain
   // loops they are one dependent double add per entry (no reassociation without -ffast-math),
   // ~14% of a 150-node pair in `gwalign pairwise`.
@@ -109,6 +128,15 @@ struct GwCostKernels {
       return step_f;
     } else {
       return step_d;
+    }
+  }
+
+  template <typename Real>
+  GemmFn<Real> gemm() const {
+    if constexpr (std::is_same_v<Real, float>) {
+      return gemm_f;
+    } else {
+      return gemm_d;
     }
   }
 

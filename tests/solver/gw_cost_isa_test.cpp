@@ -107,5 +107,63 @@ TEST(GwCostIsaKernels, GradientRowsAndStepsMatchPlainLoopsOnEveryTarget) {
   });
 }
 
+// out (+)= op(left) right against a plain triple loop in double, for both orientations of left,
+// with and without accumulation, into an output with a row stride wider than its columns (the
+// padding must stay untouched). Tolerance relative to the sum of the products' magnitudes: Real
+// rounding over `inner` terms, far below a transposed operand, a skipped block or a lost
+// accumulation.
+template <typename Real>
+void check_gemm(Rng& rng) {
+  const detail::GwCostKernels& kernels = detail::gw_cost_kernels();
+  const double unit = std::is_same_v<Real, float> ? 0x1p-23 : 0x1p-51;
+  const Index shapes[][3] = {{1, 1, 1}, {3, 5, 2}, {17, 9, 33}, {150, 123, 7}, {64, 130, 150}};
+  for (const auto& shape : shapes) {
+    const Index rows = shape[0], cols = shape[1], inner = shape[2];
+    const Offset stride = cols + 3;
+    std::vector<Real> left(static_cast<std::size_t>(rows) * inner);
+    std::vector<Real> right(static_cast<std::size_t>(inner) * cols);
+    std::vector<Real> start(static_cast<std::size_t>(rows) * stride);
+    for (Real& x : left) x = static_cast<Real>(rng.uniform() - 0.5);
+    for (Real& x : right) x = static_cast<Real>(rng.uniform() - 0.5);
+    for (Real& x : start) x = static_cast<Real>(rng.uniform());
+    for (const bool transpose_left : {false, true}) {
+      for (const bool accumulate : {false, true}) {
+        std::vector<Real> out = start;
+        kernels.gemm<Real>()(left.data(), transpose_left, right.data(), rows, cols, inner,
+                             out.data(), stride, accumulate);
+        for (Index i = 0; i < rows; ++i) {
+          for (Offset j = 0; j < stride; ++j) {
+            const std::size_t at = static_cast<std::size_t>(i) * stride + j;
+            if (j >= cols) {
+              ASSERT_EQ(out[at], start[at]) << "padding " << i << " " << j;
+              continue;
+            }
+            double want = accumulate ? static_cast<double>(start[at]) : 0.0;
+            double magnitude = std::abs(want);
+            for (Index l = 0; l < inner; ++l) {
+              const double a = transpose_left ? left[static_cast<std::size_t>(l) * rows + i]
+                                              : left[static_cast<std::size_t>(i) * inner + l];
+              const double term = a * right[static_cast<std::size_t>(l) * cols + j];
+              want += term;
+              magnitude += std::abs(term);
+            }
+            ASSERT_NEAR(out[at], want, 4.0 * unit * (magnitude + 1e-30))
+                << rows << "x" << cols << "x" << inner << " " << transpose_left << accumulate
+                << " at " << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(GwCostIsaKernels, GemmInBothOrientationsMatchesATripleLoopOnEveryTarget) {
+  test::for_each_isa([](Isa) {
+    Rng rng(95);
+    check_gemm<double>(rng);
+    check_gemm<float>(rng);
+  });
+}
+
 }  // namespace
 }  // namespace gw
