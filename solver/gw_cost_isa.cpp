@@ -126,6 +126,23 @@ void step_kernel(
   }
 }
 
+double scale_row_kernel(double* __restrict t, const double* __restrict factor, std::int64_t n) {
+  double mass = 0.0;
+#pragma omp simd reduction(+ : mass)
+  for (std::int64_t j = 0; j < n; ++j) mass += (t[j] *= factor[j]);
+  return mass;
+}
+
+void scale_kernel(double* __restrict t, double s, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) t[j] *= s;
+}
+
+void add_kernel(double* __restrict acc, const double* __restrict t, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) acc[j] += t[j];
+}
+
 }  // namespace
 
 extern const GwCostKernels kGwCostKernels = {
@@ -143,6 +160,9 @@ extern const GwCostKernels kGwCostKernels = {
     &gradient_row_kernel<double>,
     &step_kernel<float>,
     &step_kernel<double>,
+    &scale_row_kernel,
+    &scale_kernel,
+    &add_kernel,
 };
 
 }  // namespace gw::detail::GW_ISA_NS

@@ -68,6 +68,13 @@ using GradientRowFn = void (*)(const Real* a,
 template <typename Real>
 using StepFn = void (*)(Real* t, Real* a, const Real* v, Real keep, Real alpha, std::int64_t n);
 
+// Putting a plan on the polytope (scale_and_round, marginals.cpp), per plan row:
+// ScaleRowFn: t[j] *= factor[j], returns the new sum of t (the target's summation order);
+// ScaleFn: t[j] *= s; AddFn: acc[j] += t[j].
+using ScaleRowFn = double (*)(double* t, const double* factor, std::int64_t n);
+using ScaleFn = void (*)(double* t, double s, std::int64_t n);
+using AddFn = void (*)(double* acc, const double* t, std::int64_t n);
+
 struct GwCostKernels {
   GemmAbtFn<float> gemm_abt_f;
   GemmAbtFn<double> gemm_abt_d;
@@ -88,6 +95,11 @@ struct GwCostKernels {
   GradientRowFn<double> gradient_row_d;
   StepFn<float> step_f;
   StepFn<double> step_d;
+  // The Sinkhorn-Knopp sweeps of the projection onto the marginals: in its own (baseline) build
+  // ~5% of a 150-node pair in `gwalign pairwise` (bench/RESULTS.md, issue 14).
+  ScaleRowFn scale_row;
+  ScaleFn scale;
+  AddFn add;
 
   template <typename Real>
   DotFn<Real> dot() const {

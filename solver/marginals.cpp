@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "solver/gw_cost_kernels_impl.h"
 #include "solver/solver_impl.h"
 
 namespace gw::detail {
@@ -41,29 +42,23 @@ void update_rows_and_sum_columns(std::vector<double>& plan,
                                  RowFn&& fn) {
   const Index blocks = std::max<Index>(1, (n + kRowBlock - 1) / kRowBlock);
   partial.assign(static_cast<std::size_t>(blocks) * k, 0.0);
+  const AddFn add = gw_cost_kernels().add;
 #pragma omp parallel for schedule(static)
   for (Index b = 0; b < blocks; ++b) {
     double* sums = partial.data() + static_cast<std::size_t>(b) * k;
     for (Index i = b * kRowBlock; i < std::min(n, (b + 1) * kRowBlock); ++i) {
       double* t = plan.data() + static_cast<std::size_t>(i) * k;
       fn(i, t);
-#pragma omp simd
-      for (Index j = 0; j < k; ++j) sums[j] += t[j];
+      add(sums, t, k);
     }
   }
   std::fill(cols.begin(), cols.end(), 0.0);
-  for (Index b = 0; b < blocks; ++b) {
-    const double* sums = partial.data() + static_cast<std::size_t>(b) * k;
-    for (Index j = 0; j < k; ++j) cols[j] += sums[j];
-  }
+  for (Index b = 0; b < blocks; ++b) add(cols.data(), partial.data() + static_cast<std::size_t>(b) * k, k);
 }
 
-// t *= factor (elementwise) and the row's new mass.
+// t *= factor (elementwise) and the row's new mass, in the dispatched kernel (gw_cost_isa.cpp).
 double scale_row(double* t, const double* factor, Index k) {
-  double mass = 0.0;
-#pragma omp simd reduction(+ : mass)
-  for (Index j = 0; j < k; ++j) mass += (t[j] *= factor[j]);
-  return mass;
+  return gw_cost_kernels().scale_row(t, factor, k);
 }
 
 // Puts the plan on the transport polytope in place. First Sinkhorn-Knopp scaling of the plan
@@ -87,9 +82,7 @@ void scale_and_round(std::vector<double>& plan,
     update_rows_and_sum_columns(plan, n, k, partial, col, [&](Index i, double* t) {
       const double mass = scale_row(t, col_factor.data(), k);
       if (mass <= 0.0) return;
-      const double scale = p[i] / mass;
-#pragma omp simd
-      for (Index j = 0; j < k; ++j) t[j] *= scale;
+      gw_cost_kernels().scale(t, p[i] / mass, k);
     });
     double error = 0.0;
     for (Index j = 0; j < k; ++j) {
@@ -105,11 +98,7 @@ void scale_and_round(std::vector<double>& plan,
   // Rounding, pass 1: the last column factors, then rows above p_i scaled down to it.
   update_rows_and_sum_columns(plan, n, k, partial, col, [&](Index i, double* t) {
     const double mass = scale_row(t, col_factor.data(), k);
-    if (mass > p[i]) {
-      const double scale = p[i] / mass;
-#pragma omp simd
-      for (Index j = 0; j < k; ++j) t[j] *= scale;
-    }
+    if (mass > p[i]) gw_cost_kernels().scale(t, p[i] / mass, k);
   });
   // Pass 2: columns above q_j scaled down; each row's deficit below p_i.
   std::vector<double> col_scale(k), row_deficit(n, 0.0), col_deficit(k);

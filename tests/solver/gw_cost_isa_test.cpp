@@ -99,6 +99,43 @@ void check_elementwise(Rng& rng) {
   }
 }
 
+// The projection's row passes: the elementwise products and sums exactly (one rounding each, as
+// the plain loop), the row mass to the reductions' tolerance.
+void check_projection_rows(Rng& rng) {
+  const detail::GwCostKernels& kernels = detail::gw_cost_kernels();
+  for (std::int64_t n : kLengths) {
+    std::vector<double> t(n), factor(n), acc(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      t[j] = rng.uniform();
+      factor[j] = 0.5 + rng.uniform();
+      acc[j] = rng.uniform();
+    }
+    std::vector<double> got = t;
+    const double mass = kernels.scale_row(got.data(), factor.data(), n);
+    double want_mass = 0.0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      ASSERT_EQ(got[j], t[j] * factor[j]) << n << " " << j;
+      want_mass += t[j] * factor[j];
+    }
+    EXPECT_NEAR(mass, want_mass, kRelTol * want_mass) << n;
+    std::vector<double> scaled = t;
+    kernels.scale(scaled.data(), 0.7, n);
+    std::vector<double> summed = acc;
+    kernels.add(summed.data(), t.data(), n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      ASSERT_EQ(scaled[j], t[j] * 0.7) << n << " " << j;
+      ASSERT_EQ(summed[j], acc[j] + t[j]) << n << " " << j;
+    }
+  }
+}
+
+TEST(GwCostIsaKernels, ProjectionRowPassesMatchPlainLoopsOnEveryTarget) {
+  test::for_each_isa([](Isa) {
+    Rng rng(96);
+    check_projection_rows(rng);
+  });
+}
+
 TEST(GwCostIsaKernels, GradientRowsAndStepsMatchPlainLoopsOnEveryTarget) {
   test::for_each_isa([](Isa) {
     Rng rng(94);
