@@ -190,12 +190,10 @@ class ExactGw {
 
   // A = dx T dy for the current dense plan: Z = T dy (dy symmetric), then dx Z.
   void update_product() {
-    const auto gemm = gw_cost_kernels().gemm_abt<S>();
     z_.resize(n_, k_);
-    gemm(t_.data(), dy_.data(), n_, k_, k_, z_.data(), k_);
-    zt_ = z_.transpose();
+    gw_cost_kernels().gemm_abt<S>()(t_.data(), dy_.data(), n_, k_, k_, z_.data(), k_);
     a_.resize(n_, k_);
-    gemm(dx_.data(), zt_.data(), n_, k_, n_, a_.data(), k_);
+    gw_cost_kernels().gemm<S>()(dx_.data(), false, z_.data(), n_, k_, n_, a_.data(), k_, false);
   }
 
  private:
