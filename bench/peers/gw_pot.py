@@ -280,6 +280,7 @@ def main():
     summary = {
         "what": "gw_vs_pot_summary", "n": args.n, "k": args.k, "seed": args.seed,
         "prep_seconds": prep_seconds, "bridges": [bridges_source, bridges_target],
+        "pot_openblas_kernels": _openblas.describe(),
         "gwalign": {label: {"seconds": r["seconds"], "abs_rho": r["abs_rho"],
                             "gw_loss": r["gw_loss"]} for label, r in ours.items()},
     }
@@ -314,4 +315,7 @@ def main():
 
 
 if __name__ == "__main__":
+    import _openblas  # the peer on its CPU's BLAS kernels, not a generic fallback
+
+    _openblas.call()
     sys.exit(main())

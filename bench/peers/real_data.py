@@ -385,4 +385,7 @@ def main():
 
 
 if __name__ == "__main__":
+    import _openblas  # the peer on its CPU's BLAS kernels, not a generic fallback
+
+    _openblas.call()
     sys.exit(main())
