@@ -111,15 +111,12 @@ class ExactGw {
   // F(T) with T's own marginals (exact for any plan).
   double objective() {
     marginal_terms();
+    // Whole-matrix dots (the n x k matrices are contiguous): one call each instead of one per
+    // row of k entries.
     const auto dot = gw_cost_kernels().dot<S>();
-    double cross = 0.0, linear = 0.0;
-    for (Index i = 0; i < n_; ++i) {
-      const S* t = t_.data() + static_cast<std::size_t>(i) * k_;
-      cross += dot(a_.data() + static_cast<std::size_t>(i) * k_, t, k_);
-      if (feature_.size() != 0) {
-        linear += dot(feature_.data() + static_cast<std::size_t>(i) * k_, t, k_);
-      }
-    }
+    const std::int64_t entries = static_cast<std::int64_t>(t_.size());
+    const double cross = dot(a_.data(), t_.data(), entries);
+    const double linear = feature_.size() != 0 ? dot(feature_.data(), t_.data(), entries) : 0.0;
     const double loss = r_.dot(rx_) + c_.dot(cy_) - 2.0 * cross;
     loss_ = loss;
     return (1.0 - w_) * loss + w_ * linear;
@@ -161,14 +158,10 @@ class ExactGw {
       cd[s.cols[e]] += s.values[e];
     }
     const auto dot = gw_cost_kernels().dot<S>();
-    double g_t = 0.0, v_t = 0.0, a_t = 0.0;
-    for (Index i = 0; i < n_; ++i) {
-      const std::size_t base = static_cast<std::size_t>(i) * k_;
-      const S* t = t_.data() + base;
-      g_t += dot(t, grad_.data() + base, k_);
-      v_t += dot(t, v_.data() + base, k_);
-      a_t += dot(t, a_.data() + base, k_);
-    }
+    const std::int64_t entries = static_cast<std::int64_t>(t_.size());
+    const double g_t = dot(t_.data(), grad_.data(), entries);
+    const double v_t = dot(t_.data(), v_.data(), entries);
+    const double a_t = dot(t_.data(), a_.data(), entries);
     for (Index i = 0; i < n_; ++i) rd[i] -= r_[i];
     for (Index j = 0; j < k_; ++j) cd[j] -= c_[j];
     const double quad_marg = square_form(dx_, rd) + square_form(dy_, cd);
