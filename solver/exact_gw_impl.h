@@ -192,13 +192,10 @@ class ExactGw {
  private:
   // x^T (d o d) x for a symmetric matrix d.
   static double square_form(const Mat<S>& d, const std::vector<double>& x) {
-    const Index m = static_cast<Index>(d.rows());
-    const auto square_dot = gw_cost_kernels().square_dot<S>();
+    const Eigen::VectorXd dx2 =
+        squared_times(d, Eigen::Map<const Eigen::VectorXd>(x.data(), std::ssize(x)));
     double total = 0.0;
-    for (Index i = 0; i < m; ++i) {
-      if (x[i] == 0.0) continue;
-      total += x[i] * square_dot(d.data() + static_cast<std::size_t>(i) * m, x.data(), m);
-    }
+    for (Index i = 0; i < static_cast<Index>(x.size()); ++i) total += x[i] * dx2[i];
     return total;
   }
 
@@ -213,10 +210,23 @@ class ExactGw {
     rx_ = squared_times(dx_, r_);
     cy_ = squared_times(dy_, c_);
   }
-  static Eigen::VectorXd squared_times(const Mat<S>& d, const Eigen::VectorXd& x) {
+  // (d o d) x for a symmetric d. Up to kAxpyRows rows as a sum of rows scaled by x (independent
+  // lanes, the output in L1; rows where x is 0 skipped); larger ones as one dot per row, across
+  // threads. A dot per row of ~150 entries was one chain of dependent vector adds: ~4% of a pair
+  // in `gwalign pairwise` (bench/RESULTS.md, issue 14).
+  template <typename Vector>
+  static Eigen::VectorXd squared_times(const Mat<S>& d, const Vector& x) {
+    constexpr Index kAxpyRows = 1024;
     const Index m = static_cast<Index>(d.rows());
+    Eigen::VectorXd out = Eigen::VectorXd::Zero(m);
+    if (m <= kAxpyRows) {
+      const auto square_axpy = gw_cost_kernels().square_axpy<S>();
+      for (Index i = 0; i < m; ++i) {
+        if (x[i] != 0.0) square_axpy(d.data() + static_cast<std::size_t>(i) * m, x[i], out.data(), m);
+      }
+      return out;
+    }
     const auto square_dot = gw_cost_kernels().square_dot<S>();
-    Eigen::VectorXd out(m);
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < m; ++i) {
       out[i] = square_dot(d.data() + static_cast<std::size_t>(i) * m, x.data(), m);

@@ -97,6 +97,15 @@ double square_dot_kernel(const Real* __restrict d, const double* __restrict x, s
 }
 
 template <typename Real>
+void square_axpy_kernel(const Real* __restrict d, double s, double* __restrict out, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(d[i]);
+    out[i] += s * (v * v);
+  }
+}
+
+template <typename Real>
 double row_sum_add_kernel(const Real* __restrict t, double* __restrict acc, std::int64_t n) {
   double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
@@ -179,6 +188,8 @@ extern const GwCostKernels kGwCostKernels = {
     &scale_row_kernel,
     &scale_kernel,
     &add_kernel,
+    &square_axpy_kernel<float>,
+    &square_axpy_kernel<double>,
 };
 
 }  // namespace gw::detail::GW_ISA_NS

@@ -3,7 +3,7 @@
 // tolerance is relative to the sum of magnitudes: a few units of double rounding per term, far
 // below what a wrong lane, a dropped tail entry or a float accumulator would give (a dropped entry
 // moves the sum by ~1 / n of it; float accumulation by ~1e-7). The elementwise passes of the
-// conditional-gradient iterations are checked entry by entry.
+// conditional-gradient iterations and square_axpy are checked entry by entry.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,6 +49,18 @@ void check_reductions(Rng& rng) {
     EXPECT_NEAR(kernels.row_sum_add<Real>()(a.data(), acc.data(), n), sum, kRelTol * sum_mag)
         << n;
     for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(acc[i], want_acc[i]) << n << " " << i;
+    // out_i += s a_i^2, entry by entry: the target may fuse the multiply-add (one rounding less),
+    // so a few units of double rounding of the terms' magnitudes; a wrong lane or a skipped tail
+    // entry is off by the whole term.
+    std::vector<double> out(n), start(n);
+    for (std::int64_t i = 0; i < n; ++i) out[i] = start[i] = rng.uniform();
+    const double s = rng.uniform() - 0.5;
+    kernels.square_axpy<Real>()(a.data(), s, out.data(), n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double ai = a[i], term = s * (ai * ai);
+      ASSERT_NEAR(out[i], start[i] + term, 4 * 0x1p-52 * (std::abs(start[i]) + std::abs(term)))
+          << n << " " << i;
+    }
   }
 }
 
