@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <utility>
 
 #include "core/error.h"
@@ -61,7 +62,7 @@ struct TransportSimplex::State {
   std::int64_t cursor = 0;  // where the next block search starts
   std::int64_t pivots = 0;
   bool has_basis = false;
-  std::vector<int> stem, slice;  // pivot scratch
+  std::vector<int> path_u, path_v, slice;  // pivot scratch
   std::vector<int> row_start, fill_at, used;  // scratch of the plan's arcs in row order
 
   std::int64_t arc_cost(int v) const {
@@ -317,49 +318,61 @@ struct TransportSimplex::State {
 
   void pivot(std::int64_t a, std::int64_t reduced) {
     const int u = static_cast<int>(a / nc), v = nr + static_cast<int>(a % nc);  // flow u -> v
+    // The cycle's two paths, u and v up to (without) their join, walked once each and kept: the
+    // leaving-arc search, the flow change, the stem and the subtree sizes then loop over these
+    // arrays instead of chasing parent[] again (a path is ~30 nodes on the 100-200-node pairs of
+    // `gwalign pairwise`, where the walks were a large part of a pivot).
+    path_u.clear();
     int join = u;
-    while (!contains(join, v)) join = parent[join];
+    while (!contains(join, v)) {
+      path_u.push_back(join);
+      join = parent[join];
+    }
+    path_v.clear();
+    for (int w = v; w != join; w = parent[w]) path_v.push_back(w);
     // Leaving arc: the last blocking arc of the cycle join -> .. -> u -> v -> .. -> join. Flow
     // falls on u's side on arcs pointing up, on v's side on arcs pointing down.
     std::int64_t delta = std::numeric_limits<std::int64_t>::max();
-    int out = -1;
+    int out_at = -1;  // index of the leaving arc's node in its side's path
     bool on_u_side = false;
-    for (int w = u; w != join; w = parent[w]) {
+    for (int i = 0; i < static_cast<int>(path_u.size()); ++i) {
+      const int w = path_u[i];
       if (up[w] && flow[w] < delta) {
         delta = flow[w];
-        out = w;
+        out_at = i;
         on_u_side = true;
       }
     }
-    for (int w = v; w != join; w = parent[w]) {
+    for (int i = 0; i < static_cast<int>(path_v.size()); ++i) {
+      const int w = path_v[i];
       if (!up[w] && flow[w] <= delta) {
         delta = flow[w];
-        out = w;
+        out_at = i;
         on_u_side = false;
       }
     }
     GW_CHECK_CODE(
-        out >= 0, ErrorCode::kInternal, "transport simplex: a pivot cycle without a blocking arc");
+        out_at >= 0, ErrorCode::kInternal, "transport simplex: a pivot cycle without a blocking arc");
     if (delta > 0) {
-      for (int w = u; w != join; w = parent[w]) flow[w] += up[w] ? -delta : delta;
-      for (int w = v; w != join; w = parent[w]) flow[w] += up[w] ? delta : -delta;
+      for (const int w : path_u) flow[w] += up[w] ? -delta : delta;
+      for (const int w : path_v) flow[w] += up[w] ? delta : -delta;
     }
     // The subtree below the leaving arc (old root `out`, `moved` nodes) holds x_in; it hangs from
     // y_in through the entering arc, its stem x_in = s_0, s_1 = parent(s_0), .., s_m = out
-    // reversed. Its preorder for the new root: for each s_i, s_i and its old subtree without
-    // s_{i-1}'s, i.e. the old slices [pos s_i, pos s_{i-1}) and [end s_{i-1}, end s_i).
+    // (path[0 .. out_at] of x_in's side) reversed. Its preorder for the new root: for each s_i,
+    // s_i and its old subtree without s_{i-1}'s, i.e. the old slices [pos s_i, pos s_{i-1}) and
+    // [end s_{i-1}, end s_i).
+    const std::vector<int>& x_path = on_u_side ? path_u : path_v;
+    const std::vector<int>& y_path = on_u_side ? path_v : path_u;
+    const std::span<const int> stem(x_path.data(), static_cast<std::size_t>(out_at) + 1);
+    const int out = stem.back();
     const int x_in = on_u_side ? u : v, y_in = on_u_side ? v : u;
-    const int moved = size[out], from = pos[out], old_parent = parent[out];
-    stem.clear();
-    for (int w = x_in;; w = parent[w]) {
-      stem.push_back(w);
-      if (w == out) break;
-    }
+    const int moved = size[out], from = pos[out];
     slice.resize(moved);
     int filled = 0;
+    // Most pieces are a few nodes: a plain loop instead of a library copy call per piece.
     const auto append = [&](int begin, int end) {
-      std::copy(order.begin() + begin, order.begin() + end, slice.begin() + filled);
-      filled += end - begin;
+      for (int i = begin; i < end; ++i) slice[filled++] = order[i];
     };
     append(pos[x_in], pos[x_in] + size[x_in]);
     for (std::size_t i = 1; i < stem.size(); ++i) {
@@ -380,29 +393,28 @@ struct TransportSimplex::State {
     }
     // Reverse the stem's arcs (parents, arc ids, directions, flows).
     {
-      int node = x_in, new_parent = y_in;
+      int new_parent = y_in;
       std::int64_t new_arc = a, new_flow = delta;
       char new_up = on_u_side ? 1 : 0;
-      while (true) {
-        const int next = parent[node];
+      for (const int node : stem) {
         const std::int64_t old_arc = arc[node], old_flow = flow[node];
         const char old_up = up[node];
         parent[node] = new_parent;
         arc[node] = new_arc;
         up[node] = new_up;
         flow[node] = new_flow;
-        if (node == out) break;
         new_parent = node;
         new_arc = old_arc;
         new_up = static_cast<char>(!old_up);
         new_flow = old_flow;
-        node = next;
       }
     }
-    // The old ancestors below the join lose the slice, the new ones gain it (the join and above
-    // hold it before and after).
-    for (int w = old_parent; w != join; w = parent[w]) size[w] -= moved;
-    for (int w = y_in; w != join; w = parent[w]) size[w] += moved;
+    // The old ancestors below the join (x_in's path above `out`) lose the slice, the new ones
+    // (y_in's path) gain it; the join and above hold it before and after.
+    for (std::size_t i = static_cast<std::size_t>(out_at) + 1; i < x_path.size(); ++i) {
+      size[x_path[i]] -= moved;
+    }
+    for (const int w : y_path) size[w] += moved;
     // Move the slice to just after y_in (its first child); the nodes in between shift by `moved`.
     const int at = pos[y_in];
     int first, last;  // the range of order[] whose nodes changed place
