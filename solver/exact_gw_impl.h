@@ -222,7 +222,9 @@ class ExactGw {
     if (m <= kAxpyRows) {
       const auto square_axpy = gw_cost_kernels().square_axpy<S>();
       for (Index i = 0; i < m; ++i) {
-        if (x[i] != 0.0) square_axpy(d.data() + static_cast<std::size_t>(i) * m, x[i], out.data(), m);
+        if (x[i] != 0.0) {
+          square_axpy(d.data() + static_cast<std::size_t>(i) * m, x[i], out.data(), m);
+        }
       }
       return out;
     }

@@ -97,7 +97,10 @@ double square_dot_kernel(const Real* __restrict d, const double* __restrict x, s
 }
 
 template <typename Real>
-void square_axpy_kernel(const Real* __restrict d, double s, double* __restrict out, std::int64_t n) {
+void square_axpy_kernel(const Real* __restrict d,
+                        double s,
+                        double* __restrict out,
+                        std::int64_t n) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) {
     const double v = static_cast<double>(d[i]);

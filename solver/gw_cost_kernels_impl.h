@@ -93,8 +93,9 @@ struct GwCostKernels {
   SquareDotFn<double> square_dot_d;
   RowSumAddFn<float> row_sum_add_f;
   RowSumAddFn<double> row_sum_add_d;
-  // Elementwise passes of every conditional-gradient iteration: in the exact solver's own (baseline)
-  // build they were ~8% of a 150-node pair in `gwalign pairwise` (bench/RESULTS.md, issue 14).
+  // Elementwise passes of every conditional-gradient iteration: in the exact solver's own
+  // (baseline) build they were ~8% of a 150-node pair in `gwalign pairwise` (bench/RESULTS.md,
+  // issue 14).
   GradientRowFn<float> gradient_row_f;
   GradientRowFn<double> gradient_row_d;
   StepFn<float> step_f;

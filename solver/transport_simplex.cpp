@@ -62,7 +62,7 @@ struct TransportSimplex::State {
   std::int64_t cursor = 0;  // where the next block search starts
   std::int64_t pivots = 0;
   bool has_basis = false;
-  std::vector<int> path_u, path_v, slice;  // pivot scratch
+  std::vector<int> path_u, path_v, slice;     // pivot scratch
   std::vector<int> row_start, fill_at, used;  // scratch of the plan's arcs in row order
 
   std::int64_t arc_cost(int v) const {
@@ -351,8 +351,9 @@ struct TransportSimplex::State {
         on_u_side = false;
       }
     }
-    GW_CHECK_CODE(
-        out_at >= 0, ErrorCode::kInternal, "transport simplex: a pivot cycle without a blocking arc");
+    GW_CHECK_CODE(out_at >= 0,
+                  ErrorCode::kInternal,
+                  "transport simplex: a pivot cycle without a blocking arc");
     if (delta > 0) {
       for (const int w : path_u) flow[w] += up[w] ? -delta : delta;
       for (const int w : path_v) flow[w] += up[w] ? delta : -delta;
