@@ -56,6 +56,23 @@ double step_from_coefficients(double a, double b) {
 // run_exact_typed): 0.99980x POT's objective in 4.4-4.5 s at 2,000 x 2,500.
 constexpr double kFloatRelativeTolerance = kExactFloat32Tolerance;
 
+// The smallest plan entry mirror descent takes the log of (a zero entry stays at -eps log of it).
+constexpr double kLogFloor = 1e-300;
+
+// log T of a start, entry by entry, where its closed form is at hand: max(log p_i + log q_j,
+// log kLogFloor) for p q^T (n + k logs instead of n k).
+std::vector<double> product_log_plan(std::span<const double> p, std::span<const double> q) {
+  const double floor = std::log(kLogFloor);
+  std::vector<double> lq(q.size());
+  for (std::size_t j = 0; j < q.size(); ++j) lq[j] = std::log(std::max(q[j], kLogFloor));
+  std::vector<double> out(p.size() * q.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double lp = std::log(std::max(p[i], kLogFloor));
+    for (std::size_t j = 0; j < q.size(); ++j) out[i * q.size() + j] = std::max(lp + lq[j], floor);
+  }
+  return out;
+}
+
 // Starts are admitted by a prediction of their time, never by a clock: the same problem and seed
 // must give the same plan on a loaded machine (a wall-clock budget admitted fewer starts under
 // load, and the CLI and the Python module then disagreed on the same inputs). One start is
@@ -135,6 +152,7 @@ class ExactRunner {
   // starts the next linear OT, of this start or the next). Sets out.done when a stopping test
   // fired.
   void conditional_gradient(StartOutcome& out, int budget) {
+    gw_.set_on_polytope(true);
     double objective = gw_.objective();
     const double tol = std::is_same_v<S, double>
                            ? opt_.exact_tolerance
@@ -203,6 +221,11 @@ class ExactRunner {
     }
     if (out.cg_iterations >= opt_.exact_max_iterations) out.done = true;
     out.objective = objective;
+    // The loss of the plan as it is, with its own marginals: float32 steps drift them from p
+    // and q by ~1e-7, which moves the loss by up to ~1e-5 relative (the quadratic marginal terms
+    // are ~100x the loss); once per run instead of per iteration.
+    gw_.set_on_polytope(false);
+    gw_.objective();
     out.loss = gw_.loss();
   }
 
@@ -218,16 +241,32 @@ class ExactRunner {
   // uncomputed and its log record pending: the caller projects the plan onto the marginals and
   // sets it, which computes A anyway, and then calls record_deferred() (a basin phase saves one
   // dense product, two GEMMs of n k (n + k) / 2 multiply-adds each, per start).
-  void mirror_descent(StartOutcome& out, int iterations, bool defer_last = false) {
+  //
+  // `log_plan` (n x k, row-major; empty: taken elementwise from the plan) is log T_0 where the
+  // start knows it in closed form (product_log_plan, ProfileStarts::entropic): 22,500 std::log
+  // calls were 2% of a 150-node pair in `gwalign pairwise` (issue 14).
+  void mirror_descent(StartOutcome& out,
+                      int iterations,
+                      bool defer_last = false,
+                      std::span<const double> log_plan = {}) {
     const Index n = gw_.n(), k = gw_.k();
     Mat<S> cost(n, k);
     {
-      const Mat<S>& t = gw_.plan();
       const double eps0 = opt_.mirror_epsilon;
-      for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < k; ++j)
-          cost(i, j) =
-              static_cast<S>(-eps0 * std::log(std::max(static_cast<double>(t(i, j)), 1e-300)));
+      if (!log_plan.empty()) {
+        GW_CHECK_CODE(log_plan.size() == static_cast<std::size_t>(n) * k,
+                      ErrorCode::kInternal,
+                      "mirror descent: log plan of " << log_plan.size() << " entries");
+        for (Index i = 0; i < n; ++i)
+          for (Index j = 0; j < k; ++j)
+            cost(i, j) = static_cast<S>(-eps0 * log_plan[static_cast<std::size_t>(i) * k + j]);
+      } else {
+        const Mat<S>& t = gw_.plan();
+        for (Index i = 0; i < n; ++i)
+          for (Index j = 0; j < k; ++j)
+            cost(i, j) =
+                static_cast<S>(-eps0 * std::log(std::max(static_cast<double>(t(i, j)), kLogFloor)));
+      }
     }
     std::vector<double> f(n, 0.0), g(k, 0.0);
     SinkhornOptions so;
@@ -295,8 +334,7 @@ class ExactRunner {
     ++out.iterations;
     out.objective = next;
     out.loss = gw_.loss();
-    return record(out, next, std::abs(deferred_.objective - next), deferred_.eps,
-                  deferred_.inner);
+    return record(out, next, std::abs(deferred_.objective - next), deferred_.eps, deferred_.inner);
   }
 
   static std::string format_double(double v) {
@@ -427,7 +465,9 @@ class ProfileStarts {
   ProfileStarts(const PreparedProblem& pb, const Options& options, const ExactGw<S>& gw)
       : pb_(pb), options_(options), gw_(gw) {}
 
-  std::vector<double> entropic() {
+  // The entropic plan between the profiles; with `log_plan`, also its log entry by entry (from
+  // the potentials: (f_i + g_j - C_ij) / epsilon - log(mass), floored at log kLogFloor).
+  std::vector<double> entropic(std::vector<double>* log_plan = nullptr) {
     const Mat<double>& c = cost();
     const Index n = pb_.n, k = pb_.k;
     std::vector<double> plan(static_cast<std::size_t>(n) * k);
@@ -436,6 +476,7 @@ class ProfileStarts {
       for (Index i = 0; i < n; ++i)
         for (Index j = 0; j < k; ++j)
           plan[static_cast<std::size_t>(i) * k + j] = pb_.p[i] * pb_.q[j];
+      if (log_plan) *log_plan = product_log_plan(pb_.p, pb_.q);
       return plan;
     }
     std::vector<double> f(n, 0.0), g(k, 0.0);
@@ -456,6 +497,19 @@ class ProfileStarts {
                   ErrorCode::kInternal,
                   "distance-profile start has mass " << mass);
     for (double& t : plan) t /= mass;
+    if (log_plan) {
+      // A zero-mass row or column (potential kZeroMassPotential) has exact zeros in the plan.
+      const double floor = std::log(kLogFloor), shift = std::log(mass);
+      log_plan->resize(plan.size());
+      for (Index i = 0; i < n; ++i) {
+        for (Index j = 0; j < k; ++j) {
+          const std::size_t at = static_cast<std::size_t>(i) * k + j;
+          const bool zero = f[i] <= kZeroMassPotential / 2 || g[j] <= kZeroMassPotential / 2;
+          (*log_plan)[at] =
+              zero ? floor : std::max((f[i] + g[j] - c(i, j)) / epsilon - shift, floor);
+        }
+      }
+    }
     return plan;
   }
 
@@ -576,13 +630,16 @@ void run_exact_typed(PreparedProblem& pb,
     Stopwatch start_watch;
     const std::string& name = names[s];
     std::vector<double> start;
+    std::vector<double> start_log;  // log of `start` where a mirror-descent basin will need it
+    const bool basin_logs = mirror || (mirror_basin && !sampled_basin);
     {
       ScopedPhase phase(result.timings, "init");
       if (name == "given") {
         start = pb.initial_plan;
       } else if (name == "profiles") {
-        start = profile_starts.entropic();
+        start = profile_starts.entropic(basin_logs ? &start_log : nullptr);
       } else if (name == "product") {
+        if (basin_logs) start_log = product_log_plan(pb.p, pb.q);
         start.resize(static_cast<std::size_t>(n) * k);
         for (Index i = 0; i < n; ++i)
           for (Index j = 0; j < k; ++j)
@@ -594,7 +651,7 @@ void run_exact_typed(PreparedProblem& pb,
     StartOutcome out;
     if (mirror) {
       gw.set_plan(start);
-      runner.mirror_descent(out, options.mirror_iterations);
+      runner.mirror_descent(out, options.mirror_iterations, /*defer_last=*/false, start_log);
       out.done = true;
     } else {
       bool basin_ran = false;
@@ -620,7 +677,8 @@ void run_exact_typed(PreparedProblem& pb,
         // goes straight to conditional gradient.
         basin_ran = true;
         gw.set_plan(start);
-        runner.mirror_descent(out, options.hybrid_mirror_iterations, /*defer_last=*/true);
+        runner.mirror_descent(
+            out, options.hybrid_mirror_iterations, /*defer_last=*/true, start_log);
         start = gw.plan_f64();
       }
       // Cancelled during the basin: the start ends there (conditional gradient would overwrite the
@@ -680,33 +738,40 @@ void run_exact_typed(PreparedProblem& pb,
     update_kept_record(more.seconds());
     probe_plans[best] = gw.plan_f64();
   }
-  std::optional<ExactGw<double>> exact;  // the float64 state of a float32 run
+  // The float64 state of a float32 run: the float64 finish below the float32 floor and the
+  // report's loss in float64. Only where exact_tolerance asks for more than float32 products
+  // resolve (kFloatRelativeTolerance); otherwise the float32 state's loss (float64 sums of float32
+  // products, ~1e-6 relative) is as precise as the solve was asked to be, and the float64 copy and
+  // its two float64 GEMMs were 5% of a 150-node pair in `gwalign pairwise` (bench/RESULTS.md,
+  // issue 14).
+  std::optional<ExactGw<double>> exact;
   if constexpr (!std::is_same_v<S, double>) {
-    {
-      ScopedPhase phase(result.timings, "loss");
-      exact.emplace(gw.dx().template cast<double>(),
-                    gw.dy().template cast<double>(),
-                    pb.p,
-                    pb.q,
-                    gw.feature_f64(),
-                    w);
-      exact->set_plan(probe_plans[best]);
-    }
-    // The float64 finish: float32 products stop conditional gradient at their noise floor (a
-    // relative decrease of kFloatRelativeTolerance), short of exact_tolerance. The same iterations
-    // in float64 from the float32 plan, the network simplex continuing from its last basis, take
-    // it the rest of the way: the float32 phase found the basin, these only descend within it.
-    // Measured on the spiral benchmark at 2,000 x 2,500 (bench/RESULTS.md, issue 15).
-    if (kept.termination == Termination::kConverged && !runner.cancelled() &&
-        options.exact_tolerance < kFloatRelativeTolerance) {
-      Stopwatch more;
-      ExactRunner<double> finish(pb, options, *exact, result, std::move(runner.simplex()));
-      const int before = kept.iterations;
-      kept.done = false;
-      finish.conditional_gradient(kept, options.exact_max_iterations);
-      update_kept_record(more.seconds());
-      result.float64_finish_iterations = kept.iterations - before;
-      probe_plans[best] = exact->plan_f64();
+    if (options.exact_tolerance < kFloatRelativeTolerance) {
+      {
+        ScopedPhase phase(result.timings, "loss");
+        exact.emplace(gw.dx().template cast<double>(),
+                      gw.dy().template cast<double>(),
+                      pb.p,
+                      pb.q,
+                      gw.feature_f64(),
+                      w);
+        exact->set_plan(probe_plans[best]);
+      }
+      // The float64 finish: float32 products stop conditional gradient at their noise floor (a
+      // relative decrease of kFloatRelativeTolerance), short of exact_tolerance. The same
+      // iterations in float64 from the float32 plan, the network simplex continuing from its last
+      // basis, take it the rest of the way: the float32 phase found the basin, these only descend
+      // within it. Measured on the spiral benchmark at 2,000 x 2,500 (bench/RESULTS.md, issue 15).
+      if (kept.termination == Termination::kConverged && !runner.cancelled()) {
+        Stopwatch more;
+        ExactRunner<double> finish(pb, options, *exact, result, std::move(runner.simplex()));
+        const int before = kept.iterations;
+        kept.done = false;
+        finish.conditional_gradient(kept, options.exact_max_iterations);
+        update_kept_record(more.seconds());
+        result.float64_finish_iterations = kept.iterations - before;
+        probe_plans[best] = exact->plan_f64();
+      }
     }
   }
   result.start_chosen = static_cast<int>(best);
@@ -726,7 +791,8 @@ void run_exact_typed(PreparedProblem& pb,
   // needs no rounding (conditional-gradient plans are convex combinations of vertices).
   result.gw_loss = kept.loss;
   if (exact) {
-    // The float32 run's loss (after its float64 finish, if it ran) in float64 for the report.
+    // The float32 run's loss (after its float64 finish, if it ran) in float64 for the report (the
+    // float32 state's otherwise, set above).
     ScopedPhase phase(result.timings, "loss");
     result.gw_cost_estimate = exact->objective();
     result.gw_loss = exact->loss();

@@ -340,8 +340,10 @@ struct Options {
   // exact_max_iterations. When the products are float32 (precision kF32 and n k (n + k) > 1e6)
   // they resolve F to about 5e-7 x F only: conditional gradient stops there, then continues in
   // float64 from that plan (the network simplex keeping its basis) down to exact_tolerance, the
-  // "float64 finish" (Result::float64_finish_iterations; skipped when exact_tolerance >=
-  // kExactFloat32Tolerance, 5e-7). The sparse path's coarse level never runs it (its plan only
+  // "float64 finish" (Result::float64_finish_iterations), and Result::gw_loss is computed with
+  // float64 products. With exact_tolerance >= kExactFloat32Tolerance (5e-7) neither runs: the
+  // loss reported is the float32 products' (summed in float64; ~1e-6 relative), as precise as
+  // the tolerance asked for. The sparse path's coarse level never runs the finish (its plan only
   // seeds the fine level; see solver/sparse_loop.cpp).
   // Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2 plus
   // epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to

@@ -358,13 +358,14 @@ def test_solver_choice_and_exact_method_by_name_with_every_start_reported():
     assert r.gw_loss_exact
     # CG never increases F: within the float32-product phase (whose log holds the objective's
     # quadratic model in float64) and within the float64 finish; where the finish starts, the
-    # objective is recomputed in float64 from float32 products, which resolve it to 5e-7.
+    # objective is recomputed in float64 from float32 products, which resolve it to ~1e-6 (up to
+    # 1.9e-6 measured on random 100-220-point problems).
     costs = [row["cost"] for row in r.log]
     split = len(costs) - r.float64_finish_iterations
     for phase in (costs[:split], costs[split:]):
         assert all(b <= a * (1 + 1e-12) for a, b in zip(phase, phase[1:]))
     if 0 < split < len(costs):
-        assert costs[split] <= costs[split - 1] * (1 + 5e-7)
+        assert costs[split] <= costs[split - 1] * (1 + 2e-6)
     sampled = gwalign.align(xs[:120], xt[:150], solver="sampled", max_iterations=60,
                             progress=False, **FLAGS)
     assert sampled.solver == "sampled" and sampled.starts == [] and sampled.exact_method == ""
