@@ -141,7 +141,8 @@ std::string settings_of(const Collection& collection, const RunOptions& options)
       << " min_iter=" << s.min_iterations << " warmup=" << s.warmup_iterations << "x"
       << s.warmup_anchors << " profile_anchors=" << s.profile_anchors
       << " polish=" << s.polish_iterations << " restarts=" << s.restarts << " starts=" << s.starts
-      << " precision=" << to_string(s.precision) << " solver=" << to_string(s.solver);
+      << " exact_tol=" << s.exact_tolerance << " precision=" << to_string(s.precision)
+      << " solver=" << to_string(s.solver);
   return out.str();
 }
 

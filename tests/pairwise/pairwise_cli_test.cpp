@@ -250,7 +250,7 @@ TEST(PairwiseCli, MpiRunKilledInOneRankResumesToTheSameMatrix) {
 
 // --solver picks the per-pair solver and the report says which; a sampled-loop flag makes auto
 // sampled (it would do nothing under the exact solver) and is a usage error with --solver exact.
-TEST(PairwiseCli, SolverFlagChoosesThePerPairSolverAndSampledFlagsNeverGoInert) {
+TEST(PairwiseCli, SolverFlagChoosesThePerPairSolverAndNoSolverSettingGoesInert) {
   ScratchDir dir;
   const std::string input = shapes(dir, 1, 3);
   auto run = [&](const std::string& name, std::vector<std::string> extra) {
@@ -284,6 +284,16 @@ TEST(PairwiseCli, SolverFlagChoosesThePerPairSolverAndSampledFlagsNeverGoInert) 
   const RunResult unknown =
       gwalign({"pairwise", input, "-o", dir.file("bad.h5"), "--solver", "fast"}, dir.path());
   EXPECT_EQ(unknown.status, 64) << unknown.err;
+  // --exact-tol reaches the exact solver (conditional gradient stopped at a 50% decrease ends
+  // elsewhere: another matrix) and is a usage error with the sampled one.
+  EXPECT_EQ(run("exact_loose", {"--solver", "exact", "--exact-tol", "0.5"})["solver"], "exact");
+  EXPECT_FALSE(bitwise_equal(matrix(dir.file("exact.h5")), matrix(dir.file("exact_loose.h5"))));
+  const RunResult inert = gwalign(
+      {"pairwise", input, "-o", dir.file("bad.h5"), "--solver", "sampled", "--exact-tol", "1e-6"},
+      dir.path());
+  EXPECT_EQ(inert.status, 64) << inert.err;
+  EXPECT_NE(inert.err.find("--exact-tol"), std::string::npos) << inert.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bad.h5")));
 }
 
 TEST(PairwiseCli, BadCollectionsExitWithSysexitsCodesAndWriteNothing) {

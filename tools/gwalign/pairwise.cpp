@@ -159,6 +159,9 @@ int run_pairwise_command(int argc, char** argv) {
          "where gw::solve picks it, i.e. spaces of up to a few thousand nodes, from one start, "
          "the distance-profile plan; a sampled-loop flag below makes auto sampled)",
          cxxopts::value<std::string>()->default_value("auto"))
+        ("exact-tol", "exact solver: stop conditional gradient when the objective's relative "
+         "decrease or Frank-Wolfe gap falls below this (below 5e-7 a float32 solve finishes in "
+         "float64)", cxxopts::value<double>()->default_value(format_number(defaults.exact_tolerance)))
         ("M", "anchor pairs per iteration (sampled solver)",
          cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
         ("eps", "initial entropic regularization (sampled solver; the final one is the smaller "
@@ -212,14 +215,19 @@ int run_pairwise_command(int argc, char** argv) {
     for (const char* flag : {"M", "eps", "max-iter", "min-iter"}) {
       if (flags.count(flag) == 0) continue;
       GW_CHECK(options.solver.solver != SolverKind::kExact,
-               "--" << flag << " is a setting of the sampled solver and does nothing with --solver "
-                    "exact; drop it or use --solver sampled");
+               "--" << flag
+                    << " is a setting of the sampled solver and does nothing with --solver "
+                       "exact; drop it or use --solver sampled");
       if (options.solver.solver == SolverKind::kAuto) {
         options.solver.solver = SolverKind::kSampled;
         options.solver.solver_note =
             std::string("auto: sampled because --") + flag + " is a sampled-loop setting";
       }
     }
+    options.solver.exact_tolerance = flags["exact-tol"].as<double>();
+    GW_CHECK(!flags.count("exact-tol") || options.solver.solver != SolverKind::kSampled,
+             "--exact-tol is a setting of the exact solver and does nothing with the sampled one; "
+             "drop it or use --solver exact or auto without sampled-loop flags");
     std::string why;
     GW_CHECK(options.solver.is_valid(&why), why);
     options.threads = flags["threads"].as<int>();
