@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <ios>
+#include <mutex>
 #include <string>
 
 #include "core/config.h"
@@ -60,13 +62,25 @@ std::size_t cgroup_memory_limit_bytes() {
 }
 
 std::size_t physical_memory_bytes() {
+  // Re-read at most once a second: every gw::solve asks (its memory budget), and the file reads
+  // were ~1% of a 150-node pair in `gwalign pairwise`, which solves hundreds of pairs a second. A
+  // limit changed while the process runs is still seen within a second.
+  static std::mutex mutex;
+  static std::chrono::steady_clock::time_point read_at;
+  static std::size_t cached = 0;
+  static bool valid = false;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (valid && now - read_at < std::chrono::seconds(1)) return cached;
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGE_SIZE);
   const std::size_t machine =
       pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
   const std::size_t cgroup = cgroup_memory_limit_bytes();
-  if (machine == 0) return cgroup;
-  return cgroup != 0 ? std::min(machine, cgroup) : machine;
+  cached = machine == 0 ? cgroup : (cgroup != 0 ? std::min(machine, cgroup) : machine);
+  read_at = now;
+  valid = true;
+  return cached;
 }
 
 int cuda_device_count() {

@@ -30,7 +30,8 @@ int cuda_pointer_device(const void* pointer);
 // The memory this process can have, in bytes: the machine's physical memory (sysconf), or the
 // memory limit of its cgroup when that is lower (a container started with a memory limit, a batch
 // job's allocation), so that budgets derived from it fail with a clear error rather than an
-// out-of-memory kill; 0 when neither is known. Read on every call (a few small file reads).
+// out-of-memory kill; 0 when neither is known. Read again when the last read is over a second old
+// (a few small file reads); thread-safe.
 std::size_t physical_memory_bytes();
 
 // The memory limit of this process's cgroup (v2 memory.max, else v1 memory.limit_in_bytes, as
