@@ -845,6 +845,68 @@ void expect_polytope_terms_agree(double tolerance) {
   }
 }
 
+// After a full step (alpha = 1) the plan is the vertex, and objective() and segment() take their
+// <X, T> dots over its cells only: equal to a fresh state given the same vertex as a dense plan
+// (whole-matrix dots), along a chain of full steps and after a partial one.
+template <typename S>
+void expect_vertex_plan_dots_agree(double tolerance) {
+  using detail::ExactGw;
+  using detail::Mat;
+  using detail::Vertex;
+  Rng rng(27);
+  const Index n = 33, k = 41;
+  const std::vector<double> dxv = random_metric(rng, n), dyv = random_metric(rng, k);
+  const Mat<S> dx = Eigen::Map<const Mat<double>>(dxv.data(), n, n).cast<S>();
+  const Mat<S> dy = Eigen::Map<const Mat<double>>(dyv.data(), k, k).cast<S>();
+  std::vector<double> p(n), q(k);
+  double ps = 0.0, qs = 0.0;
+  for (double& x : p) ps += (x = 0.2 + rng.uniform());
+  for (double& x : q) qs += (x = 0.2 + rng.uniform());
+  for (double& x : p) x /= ps;
+  for (double& x : q) x /= qs;
+  TransportSimplex simplex(p, q);
+  auto random_vertex = [&] {
+    std::vector<double> cost(static_cast<std::size_t>(n) * k);
+    for (double& c : cost) c = rng.uniform();
+    const LinearOtPlan lp = simplex.solve(std::span<const double>(cost));
+    return Vertex{lp.rows, lp.cols, lp.values};
+  };
+  std::vector<double> product(static_cast<std::size_t>(n) * k);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < k; ++j) product[i * k + j] = p[i] * q[j];
+  ExactGw<S> chain(dx, dy, p, q, nullptr, 0.0);
+  chain.set_plan(product);
+  chain.objective();
+  chain.gradient();
+  for (int step = 0; step < 4; ++step) {
+    const Vertex v = random_vertex(), next = random_vertex();
+    const double alpha = step == 3 ? 0.5 : 1.0;
+    chain.segment(v);
+    chain.step(v, alpha);
+    // The reference: the same plan, dense, with its product from two GEMMs.
+    std::vector<double> plan(product.size());
+    Eigen::Map<Mat<double>>(plan.data(), n, k) = chain.plan().template cast<double>();
+    ExactGw<S> reference(dx, dy, p, q, nullptr, 0.0);
+    reference.set_plan(plan);
+    const double f = reference.objective();
+    EXPECT_NEAR(chain.objective(), f, tolerance * f) << "step " << step;
+    reference.gradient();
+    chain.gradient();
+    const auto [a, b] = reference.segment(next);
+    const auto [ca, cb] = chain.segment(next);
+    EXPECT_NEAR(ca, a, tolerance * f) << "step " << step;
+    EXPECT_NEAR(cb, b, tolerance * f) << "step " << step;
+  }
+}
+
+TEST(ExactGwState, AVertexPlansDotsOverItsCellsEqualTheWholeMatrixDotsFloat64) {
+  expect_vertex_plan_dots_agree<double>(1e-12);
+}
+
+TEST(ExactGwState, AVertexPlansDotsOverItsCellsEqualTheWholeMatrixDotsFloat32) {
+  expect_vertex_plan_dots_agree<float>(2e-5);
+}
+
 TEST(ExactGwState, OnThePolytopeTheMarginalConstantsGiveTheGeneralObjectiveAndSegmentFloat64) {
   expect_polytope_terms_agree<double>(1e-12);
 }
