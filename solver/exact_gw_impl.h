@@ -213,8 +213,9 @@ class ExactGw {
     for (std::size_t e = 0; e < s.values.size(); ++e) {
       t_(s.rows[e], s.cols[e]) += static_cast<S>(alpha * s.values[e]);
     }
-    // A full step (on Euclidean distance matrices conditional gradient takes only these: F is
-    // concave along the polytope's edges there) leaves exactly the vertex.
+    // A full step leaves exactly the vertex. On Euclidean distance matrices conditional gradient
+    // takes only full steps: both matrices are conditionally negative definite, so <dx D dy, D>
+    // >= 0 for every D with zero marginals and F is concave on the polytope.
     if (alpha == 1.0) {
       set_support(s);
     } else {
