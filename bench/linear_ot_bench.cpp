@@ -1,4 +1,4 @@
-// Exact linear OT (solver/exact.h): LEMON's network simplex behind solve_linear_ot (the reference,
+// Exact linear OT (linear_ot/): LEMON's network simplex behind solve_linear_ot (the reference,
 // always from scratch), our TransportSimplex from scratch, and TransportSimplex warm-started from
 // the optimum of the previous cost, as conditional gradient uses it. The costs are squared
 // distances between random points in the plane (n sources, k targets, uniform masses); the
@@ -16,7 +16,7 @@
 
 #include "core/rng.h"
 #include "core/types.h"
-#include "solver/exact.h"
+#include "linear_ot/linear_ot_reference.h"
 
 namespace {
 

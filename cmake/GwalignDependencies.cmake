@@ -8,10 +8,7 @@ find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(cxxopts 3 REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 set(GW_HAS_OPENMP 1)
-# LEMON (Debian liblemon-dev) ships no CMake package: its network simplex serves the exact solver's
-# linear OT (solver/linear_ot.cpp).
-find_path(LEMON_INCLUDE_DIR lemon/network_simplex.h REQUIRED)
-find_library(LEMON_LIBRARY NAMES emon lemon REQUIRED)
+# LEMON, the linear-OT oracle of the tests and benchmarks, is found by linear_ot/CMakeLists.txt.
 
 if(GWALIGN_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -6,9 +6,8 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "distances/precomputed.h"
-#include "solver/exact.h"
+#include "solver/exact/exact.h"
 #include "solver/solve.h"
-#include "solver/solver_impl.h"
 
 namespace gw::pairwise {
 
@@ -58,12 +57,14 @@ PreparedSpace prepare_space(const Space& space, const Options& options, PointMet
 }
 
 Options default_pair_options() {
+  // Defaults of this front end, not requests: set_default leaves them unmarked (Setting<T>), so
+  // the strategy of a pair follows its size as gw::solve's would.
   Options options;
   options.threads = 1;
   // The automatic warm-up draws 40 M = 2000 anchor pairs, sized for thousands of nodes; for a
   // 150 x 150 pair its GEMMs were a third of the solve, and 200 reach the same losses (measured
   // on the shape classes of `gwalign generate shapes`).
-  options.warmup_anchors = 200;
+  options.warmup_anchors.set_default(200);
   // The solver stays Options' default, auto: at these sizes gw::solve runs the exact-gradient
   // solver (bench/RESULTS.md: equal or lower losses than POT's CG); the settings below are the
   // sampled loop's, used with --solver sampled or on spaces too large for the exact solver.
@@ -71,29 +72,29 @@ Options default_pair_options() {
   // (epsilon 3e-3 -> 1e-3 instead of 1e-3 -> 5e-4) and 20 iterations before the stopping tests
   // instead of 50 gave slightly lower losses (median 1.12x POT's CG optimum instead of 1.13x) in
   // 20% less time; a colder finish (1e-4, float64) was worse (1.39x).
-  options.epsilon = 3e-3;
-  options.epsilon_final = 1e-3;
-  options.min_iterations = 20;
+  options.epsilon.set_default(3e-3);
+  options.epsilon_final.set_default(1e-3);
+  options.min_iterations.set_default(20);
   // One start of the exact solver (the distance-profile one) instead of gw::solve's three: on the
   // 40- and 30-space shape collections of bench/RESULTS.md, three starts cost 1.7-1.8x the time
   // for mean losses 0.7% and 0.05% lower, and the same 1-NN accuracy (1.000 and 0.900); the losses
   // of one start are still below POT's CG on both (mean 0.01497 vs 0.01619, 0.01482 vs 0.01582).
   // A pairwise matrix is read by its ranking, which a rare mirrored optimum barely moves, and it
   // multiplies every per-pair second by N^2 / 2.
-  options.starts = 1;
+  options.starts.set_default(1);
   // The start's Sinkhorns stop at 10 iterations instead of 30 (the profile plan's and each
   // mirror-descent basin step's): conditional gradient refines the plan anyway. On the 40- and
   // 36-space collections of bench/RESULTS.md (issue 14) this took 9-10% off the run, with mean
   // losses 0.27% lower and 0.08% higher, 78-82% of pairs equal or lower, and the same 1-NN accuracy.
   options.profile_sinkhorn_iterations = 10;
-  options.mirror_sinkhorn_iterations = 10;
+  options.mirror_sinkhorn_iterations.set_default(10);
   // Conditional gradient stops at a relative decrease of 1e-5 instead of 1e-9 (which also skips
   // the float64 finish and the float64 copy for the loss, Options::exact_tolerance): the last
   // iterations polish the fifth digit of a distance that is read by its ranking. On 300 pairs of
   // the 40-shape collection (interleaved per-pair timing, bench/RESULTS.md, issue 14) a pair took
   // 16% less time for a mean loss 0.02% higher.
-  options.exact_tolerance = 1e-5;
-  options.plan_format = PlanFormat::kDense;
+  options.exact_tolerance.set_default(1e-5);
+  options.plan_format.set_default(PlanFormat::kDense);
   options.compute_gw_loss = true;
   return options;
 }
@@ -142,15 +143,7 @@ bool loss_is_exact(const PreparedSpace& source,
                    const PreparedSpace& target,
                    const Options& options) {
   if (!options.compute_gw_loss) return false;
-  const Problem problem = pair_problem(source, target);
-  // The sparse loop only estimates (solver/sparse_loop.cpp); the exact solver is never sparse.
-  if (estimate_memory(problem, options).chosen == Support::kSparse) return false;
-  const bool exact_solver =
-      options.solver == SolverKind::kExact || detail::auto_runs_exact(problem, options);
-  // Conditional gradient ends on the polytope with its exact loss (solver/exact.cpp); mirror
-  // descent's plan goes through compute_loss like the sampled loop's.
-  if (exact_solver && options.exact_method != ExactMethod::kMirrorDescent) return true;
-  return detail::loss_computed_exactly(*source.provider, *target.provider, options);
+  return choose_strategy(pair_problem(source, target), options).loss_exact;
 }
 
 }  // namespace gw::pairwise

@@ -84,7 +84,7 @@ struct GwCostKernels {
   GemmAbtFn<double> gemm_abt_d;
   GemmFn<float> gemm_f;
   GemmFn<double> gemm_d;
-  // The exact solver's per-iteration reductions over n x k (solver/exact_gw_impl.h): as plain
+  // The exact solver's per-iteration reductions over n x k (solver/exact/exact_gw_impl.h): as plain
   // loops they are one dependent double add per entry (no reassociation without -ffast-math),
   // ~14% of a 150-node pair in `gwalign pairwise`.
   DotFn<float> dot_f;

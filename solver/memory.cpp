@@ -1,9 +1,10 @@
-// Up-front memory estimates and the automatic dense / sparse choice (solve.h: estimate_memory).
+// Up-front memory estimates of each path (strategy.h: estimate_memory), read by choose_strategy.
 #include <algorithm>
 
+#include "core/context.h"
 #include "core/error.h"
-#include "solver/solve.h"
-#include "solver/sparse_impl.h"
+#include "solver/sparse/sparse_impl.h"
+#include "solver/strategy.h"
 
 namespace gw {
 
@@ -11,8 +12,6 @@ namespace {
 
 // The share of physical memory the default budget allows.
 constexpr double kDefaultMemoryFraction = 0.6;
-// Auto keeps the dense path only when it needs at most this share of the budget.
-constexpr double kDenseComfort = 0.5;
 // The transient of the sparse path's quantization (provider output per block of picks).
 constexpr double kQuantizeBlock = 64.0 * 1048576.0;
 // Loss-estimate anchors per block on the sparse path.
@@ -59,16 +58,6 @@ double provider_bytes(const Geometry& g, const Options& options) {
 
 std::size_t to_bytes(double x) { return static_cast<std::size_t>(std::max(0.0, x)); }
 
-std::string human_bytes(double bytes) {
-  char text[32];
-  if (bytes >= 1073741824.0) {
-    std::snprintf(text, sizeof(text), "%.2f GiB", bytes / 1073741824.0);
-  } else {
-    std::snprintf(text, sizeof(text), "%.1f MiB", bytes / 1048576.0);
-  }
-  return text;
-}
-
 }  // namespace
 
 MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
@@ -97,46 +86,13 @@ MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
   const double coarse = 28.0 * cells * cells;
   const double finish = 28.0 * nnz + kSparseLossBlock * 4.0 * (n + k) + 16.0 * (n + k);
   e.sparse = to_bytes(inputs + std::max({support, quantize, finish}) + coarse);
+  e.exact = to_bytes(inputs + 12.0 * (n * n + k * k) + 64.0 * nk);
 
   e.limit = options.memory_limit > 0
                 ? options.memory_limit
                 : to_bytes(kDefaultMemoryFraction * static_cast<double>(physical_memory_bytes()));
-  switch (options.support) {
-    case Support::kDense:
-      e.chosen = Support::kDense;
-      break;
-    case Support::kSparse:
-      e.chosen = Support::kSparse;
-      break;
-    case Support::kAuto:
-      e.chosen = static_cast<double>(e.dense) <= kDenseComfort * static_cast<double>(e.limit)
-                     ? Support::kDense
-                     : Support::kSparse;
-      break;
-  }
   return e;
 }
 
-namespace detail {
-
-// Throws kBadData (one line: sizes, estimates, the flag) when the chosen path does not fit.
-void check_memory_budget(const Problem& problem, const Options& options, const MemoryEstimate& e) {
-  if (e.chosen_bytes() <= e.limit) return;
-  const std::string shape = std::to_string(problem.source.num_nodes()) + " x " +
-                            std::to_string(problem.target.num_nodes());
-  if (options.support == Support::kDense) {
-    GW_THROW(ErrorCode::kBadData,
-             "a " << shape << " problem needs about " << human_bytes(e.dense)
-                  << " on the dense path, more than the memory limit of " << human_bytes(e.limit)
-                  << "; use --support sparse (about " << human_bytes(e.sparse)
-                  << ") or raise --memory-limit");
-  }
-  GW_THROW(ErrorCode::kBadData,
-           "a " << shape << " problem needs about " << human_bytes(e.sparse) << " on the sparse path ("
-                << human_bytes(e.dense) << " dense), more than the memory limit of " << human_bytes(e.limit)
-                << "; raise --memory-limit or lower --support-size");
-}
-
-}  // namespace detail
 
 }  // namespace gw

@@ -99,11 +99,11 @@ std::optional<InitialPlan> initial_plan_from_string(std::string_view name) {
 
 double Options::resolved_epsilon_final() const {
   if (epsilon_final >= 0.0) return epsilon_final;
-  return std::max(epsilon / 10.0, std::min(5e-4, epsilon));
+  return std::max(epsilon / 10.0, std::min(5e-4, epsilon.value()));
 }
 
 int Options::many_anchors(Index n, Index k) const {
-  if (warmup_anchors > 0) return std::max(num_anchors, warmup_anchors);
+  if (warmup_anchors > 0) return std::max(num_anchors.value(), warmup_anchors.value());
   // 40 M, but at most kWarmupFlops of GEMM work per such iteration (2 n k m flops): large problems
   // get fewer extra anchors (their starts are already well oriented by the profiles).
   constexpr double kWarmupFlops = 8e9;
@@ -112,20 +112,89 @@ int Options::many_anchors(Index n, Index k) const {
   // (4e9 at n = k = 1), can exceed int (found by the options fuzz harness).
   const double automatic = std::min(
       {40.0 * num_anchors, affordable, static_cast<double>(std::numeric_limits<int>::max())});
-  return std::max(num_anchors, static_cast<int>(automatic));
+  return std::max(num_anchors.value(), static_cast<int>(automatic));
 }
 
 int Options::anchors_at(int t, Index n, Index k) const {
-  return t < warmup_iterations ? many_anchors(n, k) : num_anchors;
+  return t < warmup_iterations ? many_anchors(n, k) : num_anchors.value();
 }
 
 int Options::max_anchors(Index n, Index k) const {
-  return warmup_iterations > 0 || polish_iterations > 0 ? many_anchors(n, k) : num_anchors;
+  return warmup_iterations > 0 || polish_iterations > 0 ? many_anchors(n, k) : num_anchors.value();
 }
 
 int Options::resolved_plateau_patience() const {
-  return plateau_patience >= 0 ? plateau_patience : std::max(min_iterations / 2, 20);
+  return plateau_patience >= 0 ? plateau_patience.value() : std::max(min_iterations / 2, 20);
 }
+
+// The Setting<T> fields of each solver, in declaration order (options.h).
+#define GW_SAMPLED_SETTINGS(X) \
+  X(num_anchors) \
+  X(warmup_iterations) \
+  X(warmup_anchors) \
+  X(lambda_ema) \
+  X(epsilon) \
+  X(epsilon_final) \
+  X(epsilon_decay_iterations) \
+  X(momentum) \
+  X(max_iterations) \
+  X(min_iterations) \
+  X(tolerance) \
+  X(check_every) \
+  X(plateau_ema_weight) \
+  X(plateau_improvement) \
+  X(plateau_patience) \
+  X(sinkhorn_max_iterations) \
+  X(sinkhorn_tolerance) \
+  X(sinkhorn_check_every) \
+  X(polish_iterations) \
+  X(polish_sinkhorn_iterations) \
+  X(polish_sinkhorn_tolerance) \
+  X(restarts) \
+  X(restart_iterations) \
+  X(multiscale) \
+  X(multiscale_size)
+#define GW_EXACT_SETTINGS(X) \
+  X(exact_method) \
+  X(exact_max_iterations) \
+  X(exact_tolerance) \
+  X(mirror_iterations) \
+  X(mirror_epsilon) \
+  X(mirror_epsilon_final) \
+  X(mirror_sinkhorn_iterations) \
+  X(hybrid_sampled_work) \
+  X(hybrid_mirror_iterations) \
+  X(hybrid_basin_iterations) \
+  X(starts) \
+  X(start_time_budget) \
+  X(start_probe_iterations)
+
+#define GW_IF_GIVEN(field) \
+  if (field.given()) names.emplace_back(#field);
+#define GW_FORGET(field) field.forget_given();
+
+std::vector<std::string_view> Options::given_sampled_settings() const {
+  std::vector<std::string_view> names;
+  GW_SAMPLED_SETTINGS(GW_IF_GIVEN)
+  return names;
+}
+
+std::vector<std::string_view> Options::given_exact_settings() const {
+  std::vector<std::string_view> names;
+  GW_EXACT_SETTINGS(GW_IF_GIVEN)
+  return names;
+}
+
+void Options::forget_given() {
+  GW_SAMPLED_SETTINGS(GW_FORGET)
+  GW_EXACT_SETTINGS(GW_FORGET)
+  plan_format.forget_given();
+}
+
+#undef GW_FORGET
+#undef GW_IF_GIVEN
+#undef GW_EXACT_SETTINGS
+#undef GW_SAMPLED_SETTINGS
 
 bool Options::is_valid(std::string* why) const {
   std::ostringstream problem;

@@ -1,11 +1,19 @@
-// Options of the sampled Gromov-Wasserstein solver (docs/architecture.md, "One gw::solve").
+// Options of the sampled Gromov-Wasserstein solver (docs/architecture.md, "The solver").
 //
 // Every field has its default at the declaration and a paragraph on what it does and when to change
 // it. Defaults follow the reference solver unless a measurement said better. The CLI's solver flags
-// set these fields (tools/gwalign/cli_util.cpp, solver_options_from_flags), mostly one flag per
-// field under a shorter name (--M, --eps, --alpha, ...), some inverted (--no-slack, --no-round,
-// --no-loss, --dense) or in other units (--dijkstra-cache-mb); plateau_ema_weight,
-// sinkhorn_check_every, the profile_* fields, exact_loss_max_work and progress have no flag.
+// set these fields (tools/gwalign/solver_flags.cpp), mostly one flag per field under a shorter name
+// (--M, --eps, --alpha, ...), some inverted (--no-slack, --no-round, --no-loss) or in other units
+// (--dijkstra-cache-mb); plateau_ema_weight, sinkhorn_check_every, the profile_* fields,
+// exact_loss_max_work, mirror_sinkhorn_iterations, hybrid_sampled_work, hybrid_basin_iterations,
+// start_probe_iterations and progress have no flag.
+//
+// Settings that belong to one solver (the sampled loop's, the exact solver's) and plan_format are
+// Setting<T>: they remember whether the caller gave them. Assigning one (`options.num_anchors =
+// 80`, a CLI flag, a Python keyword) marks it given, and a given setting is a request: under
+// solver = kAuto a sampled-loop setting selects the sampled loop and an exact-solver setting the
+// exact solver (choose_strategy, solver/strategy.h), so the same settings select the same solver
+// through every front end. Reading one gives its value (a Setting<T> converts to T).
 #pragma once
 
 #include <cstddef>
@@ -14,12 +22,38 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/progress.h"
 #include "core/types.h"
 #include "distances/distance_provider.h"
 
 namespace gw {
+
+// A setting with a default that remembers whether the caller gave it. Copy-initialized from its
+// default at the declaration (not given); assigning a value marks it given (a default-valued
+// assignment too: the caller asked for it). Converts to T, so code reads it like a plain field.
+// set_default changes the value without marking it given (a front end with its own default).
+template <typename T>
+class Setting {
+ public:
+  constexpr Setting(T default_value) : value_(default_value) {}  // NOLINT: implicit by design
+  Setting& operator=(T value) {
+    value_ = value;
+    given_ = true;
+    return *this;
+  }
+  constexpr operator T() const { return value_; }  // NOLINT: implicit by design
+  constexpr T value() const { return value_; }
+  constexpr bool given() const { return given_; }
+  void set_default(T value) { value_ = value; }
+  // Keeps the value, drops the mark (Options::forget_given).
+  void forget_given() { given_ = false; }
+
+ private:
+  T value_;
+  bool given_ = false;
+};
 
 // Where the loop starts (when Problem::initial_plan is not given).
 enum class InitialPlan {
@@ -51,7 +85,7 @@ enum class SolverKind {
   kAuto,     // exact when its per-iteration work fits Options::exact_max_work (and the problem is
              // one the exact solver takes), sampled otherwise
   kSampled,  // the sampled loop: M anchor pairs per iteration, entropic inner problems
-  kExact,    // the exact-gradient solver on dense distance matrices (solver/exact.h)
+  kExact,    // the exact-gradient solver on dense distance matrices (solver/exact/exact.h)
 };
 std::string_view to_string(SolverKind solver);
 std::optional<SolverKind> solver_kind_from_string(std::string_view name);
@@ -76,7 +110,7 @@ struct Options {
   // columns of each distance matrix, so its noise falls like 1/sqrt(M) and its price (the GEMM,
   // the distance queries) grows like M. 50 is the reference default; the spiral table uses 80,
   // and 100 at 25k x 30k and above.
-  int num_anchors = 50;
+  Setting<int> num_anchors = 50;
 
   // Anchor warm-up: the first warmup_iterations iterations draw warmup_anchors pairs instead of M
   // (0: automatic, 40 M capped so that one warm-up GEMM stays below 8 GFLOP, i.e. 2000 pairs for
@@ -88,57 +122,57 @@ struct Options {
   // geometric graph: every seed found the right basin with a warm-up, about one in three without;
   // bench/RESULTS.md). The warm-up costs warmup_iterations GEMMs of 2 n k warmup_anchors flops. 0
   // iterations disables it.
-  int warmup_iterations = 2;
-  int warmup_anchors = 0;
+  Setting<int> warmup_iterations = 2;
+  Setting<int> warmup_anchors = 0;
 
   // Lambda-EMA weight beta in [0, 1): Lambda_t <- beta * Lambda_{t-1} + (1 - beta) * Lambda_t.
   // Smooths the sampled cost across iterations (less noise, slower reaction); costs one more n x k
   // buffer. 0 (off) by default.
-  double lambda_ema = 0.0;
+  Setting<double> lambda_ema = 0.0;
 
   // --------------------------------------------------------------- entropic regularization
   // epsilon_0, in units of the max-normalized squared distances (the cost is in [0, ~1]). Smaller
   // is sharper but needs more Sinkhorn iterations; below ~1e-4 float32 loses resolution.
-  double epsilon = 1e-3;
+  Setting<double> epsilon = 1e-3;
 
   // Final epsilon of the geometric decay epsilon_t = epsilon_0 (epsilon_final / epsilon_0)^(t / T),
   // T = min(epsilon_decay_iterations, max_iterations) - 1, constant after T. A negative value
   // means the reference value max(epsilon / 10, min(5e-4, epsilon)). Set equal to epsilon for a
   // constant epsilon.
-  double epsilon_final = -1.0;
+  Setting<double> epsilon_final = -1.0;
 
   // Iterations over which epsilon decays (capped by max_iterations). The reference decays over
   // all max_iterations, so no run can settle before max_iter; measured on the spiral benchmark
   // (bench/RESULTS.md), decaying over 100 iterations reaches the same |rho| and GW loss as over
   // 300, after which the plan settles and the stopping rules end the run.
-  int epsilon_decay_iterations = 80;
+  Setting<int> epsilon_decay_iterations = 80;
 
   // ---------------------------------------------------------------- outer loop
   // Momentum alpha in (0, 1]: T <- (1 - alpha) T + alpha T_new. 1 takes the Sinkhorn plan as is.
-  double momentum = 0.9;
+  Setting<double> momentum = 0.9;
 
   // Iteration limit, and the number of iterations before any stopping test applies.
-  int max_iterations = 500;
-  int min_iterations = 50;
+  Setting<int> max_iterations = 500;
+  Setting<int> min_iterations = 50;
 
   // Stop (converged) when ||T_t - T_{t-1}||_F < tolerance after min_iterations.
-  double tolerance = 1e-5;
+  Setting<double> tolerance = 1e-5;
 
   // Host checks (stopping tests, progress callback) every check_every iterations; the loop also
   // checks at max_iterations. On the GPU a check is a device-to-host synchronization, which is why
   // checks are spaced out; on the CPU a check costs nothing, but check_every still decides at which
   // iterations a run can stop (a multiple of check_every), so the same default on both backends
   // keeps their runs stopping at the same iteration. Lower it on the CPU for a finer stop.
-  int check_every = 5;
+  Setting<int> check_every = 5;
 
   // Cost-plateau stopping: c_t = <Lambda_t, T_t> is smoothed by an EMA of weight
   // plateau_ema_weight (ema <- w c_t + (1 - w) ema); after min_iterations, when the EMA has not
   // improved on its best value by plateau_improvement (relative) for plateau_patience iterations,
   // the loop stops (termination kPlateau). plateau_patience < 0 means max(min_iterations / 2, 20).
   // plateau_improvement = 0 disables the test.
-  double plateau_ema_weight = 0.2;
-  double plateau_improvement = 0.005;
-  int plateau_patience = -1;
+  Setting<double> plateau_ema_weight = 0.2;
+  Setting<double> plateau_improvement = 0.005;
+  Setting<int> plateau_patience = -1;
 
   // ---------------------------------------------------------------- inner Sinkhorn
   // Per outer iteration; warm-started from the previous potentials. The reference solver allows
@@ -147,9 +181,9 @@ struct Options {
   // next outer iteration's cost changes more than further inner iterations would
   // (bench/RESULTS.md). The tolerance is on the L1 row-marginal error, checked every
   // sinkhorn_check_every iterations.
-  int sinkhorn_max_iterations = 3;
-  double sinkhorn_tolerance = 5e-4;
-  int sinkhorn_check_every = 10;
+  Setting<int> sinkhorn_max_iterations = 3;
+  Setting<double> sinkhorn_tolerance = 5e-4;
+  Setting<int> sinkhorn_check_every = 10;
 
   // Polishing: the last polish_iterations iterations of a run (after the stopping rule fires, or
   // the last ones before max_iterations) draw as many anchors as the warm-up (a nearly exact cost
@@ -158,9 +192,9 @@ struct Options {
   // iteration the momentum plan's row marginals end a few percent off in L1, and with M anchors
   // its entries carry the sampling noise of the last cost; a few precise iterations at the end
   // remove most of both (bench/RESULTS.md).
-  int polish_iterations = 3;
-  int polish_sinkhorn_iterations = 100;
-  double polish_sinkhorn_tolerance = 1e-6;
+  Setting<int> polish_iterations = 3;
+  Setting<int> polish_sinkhorn_iterations = 100;
+  Setting<double> polish_sinkhorn_tolerance = 1e-6;
 
   // ---------------------------------------------------------------- geometry
   // How distances to anchors are obtained from a graph or point cloud. Unset (auto): precomputed
@@ -235,14 +269,14 @@ struct Options {
   // near-symmetries (a square domain's rotations, a curve's reversal) a noisy start can settle in
   // a symmetric image of the optimum with a few times the loss; the probes make that unlikely. The
   // cost is (restarts - 1) x restart_iterations extra iterations. 1 disables probing.
-  int restarts = 1;
-  int restart_iterations = 15;
+  Setting<int> restarts = 1;
+  Setting<int> restart_iterations = 15;
 
   // Initial plan from a coarse problem: farthest-point subsamples of multiscale_size nodes per side
   // are aligned first, and the coarse plan is lifted (each node takes its nearest subsample node's
   // mass) to start the full problem. Result says whether it ran and what it cost.
-  bool multiscale = false;
-  Index multiscale_size = 500;
+  Setting<bool> multiscale = false;
+  Setting<Index> multiscale_size = 500;
 
   // ---------------------------------------------------------------- numerics and execution
   // kF32: float32 cost, Sinkhorn and plan with float64 reductions (mixed precision, the default);
@@ -272,7 +306,7 @@ struct Options {
   // residual in L1 (their Lemma 7).
   bool round_marginals = true;
 
-  PlanFormat plan_format = PlanFormat::kDense;
+  Setting<PlanFormat> plan_format = PlanFormat::kDense;
   int top_k = 10;  // entries kept per row with PlanFormat::kTopK
 
   // ---------------------------------------------------------------- plan support and memory
@@ -284,10 +318,10 @@ struct Options {
   // which is re-grown around each node's best match every support_regrow_every iterations. The
   // cells' alignment uses epsilon, epsilon_final, min_iterations and the plateau test as given;
   // the full-resolution level starts from it at epsilon_final with shorter stopping tests
-  // (solver/sparse_impl.h). The plan then comes back as CSR (Result::plan_topk, at most
+  // (solver/sparse/sparse_impl.h). The plan then comes back as CSR (Result::plan_topk, at most
   // support_size entries per row, rows on their marginal) and plan_format is ignored. With
   // backend = kCuda the iterations' per-entry work (cost, Sinkhorn, momentum) runs on the device
-  // and sampling / re-growth on the host (solver/sparse_impl.h). kAuto picks kDense when its
+  // and sampling / re-growth on the host (solver/sparse/sparse_impl.h). kAuto picks kDense when its
   // estimate is at most half of memory_limit, kSparse otherwise; when neither fits, solve()
   // throws kBadData before allocating anything large.
   Support support = Support::kAuto;
@@ -323,10 +357,6 @@ struct Options {
   // loss; at 4,000 x 5,000 one exact gradient costs about as much as the whole sampled run.
   SolverKind solver = SolverKind::kAuto;
   double exact_max_work = 3e10;
-  // Why `solver` has its value when a caller resolved kAuto itself (the CLI turns auto into
-  // sampled when a sampled-loop flag is given); Result::solver_reason reports it instead of
-  // "requested". Empty: none.
-  std::string solver_note;
 
   // The exact solver's algorithm. Every method works on dense max-normalized distance matrices
   // (n^2 + k^2 entries, from the sides' providers) and minimizes the fused objective
@@ -348,26 +378,26 @@ struct Options {
   // Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2 plus
   // epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
-  ExactMethod exact_method = ExactMethod::kHybrid;
-  int exact_max_iterations = 200;
-  double exact_tolerance = 1e-9;
-  int mirror_iterations = 10;
-  double mirror_epsilon = 5e-3;
-  double mirror_epsilon_final = 1e-3;
-  int mirror_sinkhorn_iterations = 30;
+  Setting<ExactMethod> exact_method = ExactMethod::kHybrid;
+  Setting<int> exact_max_iterations = 200;
+  Setting<double> exact_tolerance = 1e-9;
+  Setting<int> mirror_iterations = 10;
+  Setting<double> mirror_epsilon = 5e-3;
+  Setting<double> mirror_epsilon_final = 1e-3;
+  Setting<int> mirror_sinkhorn_iterations = 30;
   // kHybrid's basin phase: exact mirror descent when n k (n + k) <= hybrid_sampled_work, else the
   // sampled loop with this Options' sampled settings (cheaper per iteration on large problems).
-  double hybrid_sampled_work = 2e9;
+  Setting<double> hybrid_sampled_work = 2e9;
   // The mirror-descent basin runs this many steps (epsilon from mirror_epsilon to
   // mirror_epsilon_final) from the profiles and product starts (the profile-vertex start, a
   // vertex, goes straight to conditional gradient); 0: none. Measured (bench/RESULTS.md, exact
   // solver): on Les Miserables (8 instances, hop distances) 1 / 2 / 3 steps matched 400 / 408 / 406
   // of 616 nodes (none: 399; POT's entropic GW at its best epsilon 403); at 400 x 500 (spiral) each
   // step costs ~0.015 s.
-  int hybrid_mirror_iterations = 2;
+  Setting<int> hybrid_mirror_iterations = 2;
   // The sampled basin phase runs at most this many iterations, with epsilon decaying over them
   // and no polishing iterations (conditional gradient finishes exactly).
-  int hybrid_basin_iterations = 40;
+  Setting<int> hybrid_basin_iterations = 40;
 
   // Starts of the exact solver, tried in this order while the time allows: the initial_plan
   // (profiles or product), the other one of the two, and "profile-vertex" (the network-simplex
@@ -383,9 +413,9 @@ struct Options {
   // (a step or two decides the basin: a mirrored optimum's loss is several times the right one's);
   // only the start with the lowest objective then runs to the end (0: every start runs to the
   // end). Result::starts has each start's loss at the end of its run.
-  int starts = 3;
-  double start_time_budget = 1.0;
-  int start_probe_iterations = 2;
+  Setting<int> starts = 3;
+  Setting<double> start_time_budget = 1.0;
+  Setting<int> start_probe_iterations = 2;
 
   // Called at host checks with the iteration, cost, error, epsilon and elapsed time; returning
   // false stops the loop (termination kCancelled).
@@ -406,6 +436,16 @@ struct Options {
   int max_anchors(Index n, Index k) const;
   // plateau_patience with its default applied.
   int resolved_plateau_patience() const;
+
+  // The names of the given settings of the sampled loop (num_anchors ... multiscale_size) and of
+  // the exact solver (exact_method ... start_probe_iterations), in declaration order: what
+  // choose_strategy reads as a request for one solver under solver = kAuto.
+  std::vector<std::string_view> given_sampled_settings() const;
+  std::vector<std::string_view> given_exact_settings() const;
+  // Drops every Setting's given mark, keeping the values: what an internal sub-solve (a coarse
+  // level, a multiscale start) does before choose_strategy, so that its strategy follows its own
+  // problem, not the requests the caller made of the whole solve.
+  void forget_given();
 };
 
 }  // namespace gw

@@ -68,7 +68,7 @@ class Geometry {
 // `gwalign pairwise` does for each space of its collection): for every node, the profile_quantiles
 // quantiles of its distances to all nodes under the side's normalized weights, on the
 // max-normalized dense distance matrix (n x quantiles, row-major). Build it with
-// gw::exact_distance_profiles (solver/exact.h); the exact solver's profile starts then skip their
+// gw::exact_distance_profiles (solver/exact/exact.h); the exact solver's profile starts then skip their
 // O(n^2 log n) sorts and give the same plan, bit for bit. Immutable once built: one object may be
 // shared by any number of Problems and threads.
 struct SpaceProfiles {

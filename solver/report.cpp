@@ -19,10 +19,10 @@ ReportScalars report_scalars(const Result& r, const RunInfo& run) {
   s.emplace_back("plan_mass", r.plan_mass);
   s.emplace_back("plan_format", std::string(to_string(r.options.plan_format)));
   s.emplace_back("top_k", std::int64_t{r.options.top_k});
-  s.emplace_back("support", std::string(to_string(r.support)));
+  s.emplace_back("support", std::string(to_string(r.strategy.support)));
   s.emplace_back("support_nnz", static_cast<std::int64_t>(r.support_nnz));
-  s.emplace_back("estimated_peak_bytes", static_cast<std::int64_t>(r.estimated_peak_bytes));
-  s.emplace_back("memory_limit_bytes", static_cast<std::int64_t>(r.memory_limit_bytes));
+  s.emplace_back("estimated_peak_bytes", static_cast<std::int64_t>(r.strategy.estimated_peak_bytes));
+  s.emplace_back("memory_limit_bytes", static_cast<std::int64_t>(r.strategy.memory_limit_bytes));
   if (!std::isnan(r.row_marginal_error)) {
     s.emplace_back("row_marginal_error", r.row_marginal_error);
     s.emplace_back("column_marginal_error", r.column_marginal_error);

@@ -97,7 +97,6 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("support_cells", static_cast<std::int64_t>(o.support_cells))
       .member("support_regrow_every", o.support_regrow_every)
       .member("solver", to_string(o.solver))
-      .member("solver_note", o.solver_note)
       .member("exact_max_work", o.exact_max_work)
       .member("exact_method", to_string(o.exact_method))
       .member("exact_max_iterations", o.exact_max_iterations)
@@ -111,7 +110,13 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("hybrid_mirror_iterations", o.hybrid_mirror_iterations)
       .member("starts", o.starts)
       .member("start_time_budget", o.start_time_budget)
-      .member("start_probe_iterations", o.start_probe_iterations)
+      .member("start_probe_iterations", o.start_probe_iterations);
+  // The settings the caller gave (Setting<T>), which choose_strategy reads as requests.
+  json.key("given").begin_array();
+  for (std::string_view name : o.given_sampled_settings()) json.value(name);
+  for (std::string_view name : o.given_exact_settings()) json.value(name);
+  if (o.plan_format.given()) json.value("plan_format");
+  json.end_array()
       .end_object();
 }
 
@@ -150,8 +155,8 @@ std::string Result::full_report() const {
       << options.resolved_epsilon_final() << ", alpha " << options.momentum << ", max_iter "
       << options.max_iterations << ", precision " << to_string(options.precision) << ", seed "
       << seed << "\n";
-  out << "  solver: " << solver << " (" << solver_reason << ")";
-  if (!exact_method.empty()) out << ", method " << exact_method;
+  out << "  solver: " << to_string(strategy.solver) << " (" << strategy.solver_reason << ")";
+  if (strategy.solver == SolverKind::kExact) out << ", method " << to_string(strategy.exact_method);
   out << "\n";
   if (!starts.empty()) {
     out << "  starts:";
@@ -170,16 +175,17 @@ std::string Result::full_report() const {
     for (double loss : restart_losses) out << " " << format("%.4g", loss);
     out << "; probe " << restart_chosen << " continued\n";
   }
-  out << "  support: " << to_string(support) << ", " << support_nnz << " entries";
-  if (support == Support::kSparse) out << ", re-grown " << support_regrowths << " times";
-  out << "; memory estimate " << format("%.1f", estimated_peak_bytes / 1048576.0) << " MiB of a "
-      << format("%.1f", memory_limit_bytes / 1048576.0) << " MiB budget\n";
+  out << "  support: " << to_string(strategy.support) << " (" << strategy.support_reason << "), "
+      << support_nnz << " entries";
+  if (strategy.support == Support::kSparse) out << ", re-grown " << support_regrowths << " times";
+  out << "; memory estimate " << format("%.1f", strategy.estimated_peak_bytes / 1048576.0)
+      << " MiB of a " << format("%.1f", strategy.memory_limit_bytes / 1048576.0) << " MiB budget\n";
   if (!std::isnan(row_marginal_error)) {
     out << "  marginal errors (L1): rows " << format("%.3g", row_marginal_error) << ", columns "
         << format("%.3g", column_marginal_error) << "\n";
   }
   if (multiscale_used) {
-    out << "  " << (support == Support::kSparse ? "coarse cells" : "multiscale") << ": " << multiscale_size << " nodes per side, " << multiscale_iterations
+    out << "  " << (strategy.support == Support::kSparse ? "coarse cells" : "multiscale") << ": " << multiscale_size << " nodes per side, " << multiscale_iterations
         << " iterations, " << format("%.3f", multiscale_seconds) << " s\n";
   }
   out << "  timings:";
@@ -212,11 +218,11 @@ std::string Result::to_json(bool pretty) const {
       .member("source_distances", source_distances)
       .member("target_distances", target_distances)
       .member("distance_memory_bytes", static_cast<std::uint64_t>(distance_memory_bytes))
-      .member("support", to_string(support))
+      .member("support", to_string(strategy.support))
       .member("support_nnz", static_cast<std::int64_t>(support_nnz))
       .member("support_regrowths", support_regrowths)
-      .member("estimated_peak_bytes", static_cast<std::uint64_t>(estimated_peak_bytes))
-      .member("memory_limit_bytes", static_cast<std::uint64_t>(memory_limit_bytes))
+      .member("estimated_peak_bytes", static_cast<std::uint64_t>(strategy.estimated_peak_bytes))
+      .member("memory_limit_bytes", static_cast<std::uint64_t>(strategy.memory_limit_bytes))
       .member("row_marginal_error", row_marginal_error)
       .member("column_marginal_error", column_marginal_error);
   json.key("source_distance_stats");
@@ -226,9 +232,10 @@ std::string Result::to_json(bool pretty) const {
   json.key("restarts").begin_object().member("chosen", restart_chosen).key("losses").begin_array();
   for (double loss : restart_losses) json.value(loss);
   json.end_array().end_object();
-  json.member("solver", solver)
-      .member("solver_reason", solver_reason)
-      .member("exact_method", exact_method)
+  json.member("solver", to_string(strategy.solver))
+      .member("solver_reason", strategy.solver_reason)
+      .member("exact_method",
+              strategy.solver == SolverKind::kExact ? to_string(strategy.exact_method) : "")
       .member("start_chosen", start_chosen)
       .member("float64_finish_iterations", float64_finish_iterations);
   json.key("starts").begin_array();
@@ -252,6 +259,7 @@ std::string Result::to_json(bool pretty) const {
   json.key("timings").begin_object();
   for (const auto& [phase, seconds] : timings.entries()) json.member(phase, seconds);
   json.end_object();
+  json.key("strategy").raw(strategy.to_json());
   json.key("options");
   write_options(json, options);
   json.key("log").begin_array();

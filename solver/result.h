@@ -13,6 +13,7 @@
 #include "distances/distance_provider.h"
 #include "graph/csr_graph.h"
 #include "solver/options.h"
+#include "solver/strategy.h"
 
 namespace gw {
 
@@ -110,15 +111,14 @@ struct Result {
   std::vector<double> restart_losses;
   int restart_chosen = -1;
 
-  // Plan support (Options::support): the path that ran, the support's entries before the final
-  // pruning to support_size per row (n k on the dense path), and how often it was re-grown.
-  Support support = Support::kDense;
+  // How the problem was solved (choose_strategy, strategy.h): support, solver, exact method,
+  // backend, precision, threads and loss, each with its reason, the memory estimate made before
+  // anything large was allocated and the budget it was held to, and every candidate's prediction.
+  Strategy strategy;
+  // The plan support's entries before the final pruning to support_size per row (n k on the dense
+  // path), and how often the sparse support was re-grown.
   Offset support_nnz = 0;
   int support_regrowths = 0;
-  // The memory estimate made before anything large was allocated (gw::estimate_memory) for the
-  // path that ran, and the budget it was held to, in bytes.
-  std::size_t estimated_peak_bytes = 0;
-  std::size_t memory_limit_bytes = 0;
   // L1 marginal errors of the returned plan, sum_i |T_i. - p_i| and sum_j |T_.j - q_j| (NaN when
   // not measured).
   double row_marginal_error = std::numeric_limits<double>::quiet_NaN();
@@ -131,12 +131,7 @@ struct Result {
   int multiscale_iterations = 0;
   double multiscale_seconds = 0.0;
 
-  // The solver that ran ("sampled" or "exact"), why (the auto rule's reading of the problem, or
-  // "requested"), and for the exact solver its method ("hybrid", "cg", "mirror"; empty
-  // otherwise), every start it ran and the index of the start whose plan was kept (-1: none).
-  std::string solver;
-  std::string solver_reason;
-  std::string exact_method;
+  // Every start the exact solver ran and the index of the start whose plan was kept (-1: none).
   std::vector<StartRecord> starts;
   int start_chosen = -1;
   // Conditional-gradient iterations of the exact solver's float64 finish after float32 products

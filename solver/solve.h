@@ -1,4 +1,4 @@
-// gw::solve: sampled Gromov-Wasserstein alignment (docs/architecture.md section 2).
+// gw::solve: Gromov-Wasserstein alignment (docs/architecture.md, "The solver").
 //
 //   gw::Problem problem;
 //   problem.source = gw::Geometry::from_points(std::move(xs), n, 2);
@@ -26,9 +26,12 @@
 #include "solver/options.h"
 #include "solver/problem.h"
 #include "solver/result.h"
+#include "solver/strategy.h"
 
 namespace gw {
 
+// Chooses the strategy (choose_strategy, strategy.h: the support, the solver, the backend, the
+// precision, each with its reason), runs it, and returns the plan with Result::strategy.
 Result solve(const Problem& problem, const Options& options = {});
 
 // The distance provider gw::solve builds for one side: a given provider itself; a dense matrix as
@@ -71,34 +74,7 @@ LossEstimate estimate_gw_loss(const DistanceProvider& source,
                               double scale_x = 0.0,
                               double scale_y = 0.0);
 
-// The peak memory of gw::solve, estimated from the shapes and options alone (nothing is built),
-// in bytes. `inputs`: the distance providers and their construction (a kNN graph for points;
-// 4 n^2 for a precomputed or dense matrix; 8 n d + 12 n for landmarks; the row cache for
-// Dijkstra; memory_bytes() of a given provider). `dense`: inputs + the dense loop's n x k buffers
-// at their peak (three float32 plans' worth, 12 n k bytes, or 16 n k in float64, as measured in
-// bench/RESULTS.md) or the loss estimate beside the float64 plan, whichever is larger. `sparse`:
-// inputs + the support (about 40 bytes per entry at a re-growth, n support_size + k entries), the
-// anchor blocks ((n + k) M 4 bytes), per-node arrays and the coarse cells x cells problem.
-// Allocations the caller holds (the points themselves, the Problem) are not counted.
-// These are host memory (with backend = cuda the sparse path keeps its support on the host too).
-// Device memory is not part of the estimate or of `limit`: the dense CUDA loop needs about 3 n k
-// elements of its precision (solver/cuda/gw_loop_cuda.cpp), the sparse one nnz x (4 column + 4
-// cost + 8 plan + 12 transpose + 4 column-ordered cost [+ 8 feature cost when fused]) bytes plus
-// (n + k) M 4 bytes for the anchor blocks and ~64 (n + k) bytes of per-node arrays
-// (sinkhorn/cuda_sparse_sinkhorn.h); each checks the device's free memory before it allocates
-// and throws kUnsupported with the numbers when it does not fit.
-// `limit` is Options::memory_limit resolved (0: 60% of physical_memory_bytes()), and `chosen` the
-// path Options::support selects: kAuto takes kDense when dense <= limit / 2, else kSparse.
-struct MemoryEstimate {
-  std::size_t inputs = 0;
-  std::size_t dense = 0;
-  std::size_t sparse = 0;
-  std::size_t limit = 0;
-  Support chosen = Support::kDense;
-  // The estimate of the chosen path.
-  std::size_t chosen_bytes() const { return chosen == Support::kSparse ? sparse : dense; }
-};
-MemoryEstimate estimate_memory(const Problem& problem, const Options& options);
+
 
 // physical_memory_bytes() is in core/context.h.
 

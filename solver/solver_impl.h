@@ -1,5 +1,7 @@
-// Internal pieces of the solver shared by the steps of solve() (solve.cpp and the files it
-// names) and the backend loops (not installed).
+// Internal pieces of the solver that every path shares (the prepared problem, providers,
+// marginals, rounding, loss, output) and the internal entry point of sub-solves (not installed).
+// Each path's own internals are in sampled/sampled_impl.h, sparse/sparse_impl.h and
+// exact/exact_impl.h.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include "solver/options.h"
 #include "solver/problem.h"
 #include "solver/result.h"
+#include "solver/strategy.h"
 
 namespace gw::detail {
 
@@ -87,74 +90,11 @@ struct DistanceProfiles {
 };
 DistanceProfiles distance_profile_features(const PreparedProblem& problem, const Options& options);
 
-// The loop on the CPU: fills plan (n x k, float64, row-major), matching-independent fields of the
-// result (termination, message, iterations, log, gw_cost_estimate, timings, threads). Takes over
-// (and frees) problem.initial_plan once the loop's own plan holds it, to keep peak memory down.
-void run_cpu_loop(PreparedProblem& problem,
-                  const Options& options,
-                  std::vector<double>& plan,
-                  Result& result);
 
-// The loop on a CUDA device (same contract). It also builds the distance-profile start on the
-// device when problem.initial_plan is empty (solve() leaves that step to it for kCuda). Throws
-// kNotCompiled in a build without CUDA.
-void run_cuda_loop(PreparedProblem& problem,
-                   const Options& options,
-                   std::vector<double>& plan,
-                   Result& result);
 
-// epsilon_t of the geometric schedule.
-double epsilon_at(const Options& options, int iteration);
 
-// The stopping rules shared by both loops (see Options: tolerance, plateau_*).
-class StoppingRule {
- public:
-  explicit StoppingRule(const Options& options);
-  // Feeds iteration `iteration` (1-based). Returns a termination when the loop should stop at a
-  // host check, else std::nullopt. `check` says whether this iteration is a host check.
-  std::optional<Termination> update(int iteration, double cost, double error, bool check);
-  const std::string& message() const { return message_; }
 
- private:
-  const Options& options_;
-  double ema_ = 0.0;
-  double best_ = 0.0;
-  int best_iteration_ = 0;
-  bool started_ = false;
-  std::string message_;
-};
 
-// Whether Options::solver = kAuto resolves to the exact solver for this problem and these options
-// (the rule of Options::solver; false when solver is not kAuto).
-bool auto_runs_exact(const Problem& problem, const Options& options);
-
-// ---------------------------------------------------------------- the exact solver (exact.cpp)
-// Multiply-adds of one dense GW gradient, n^2 k + n k^2 (Options::exact_max_work).
-inline double exact_iteration_work(Index n, Index k) {
-  return static_cast<double>(n) * k * (static_cast<double>(n) + k);
-}
-// Up to this work (about 80 x 80) the exact solver computes in float64 whatever
-// Options::precision says: its iterations cost microseconds there. Above it, float32 products
-// then the float64 finish (Options::exact_tolerance) give the same losses faster: at 400 x 500
-// (spiral, 1.8e8) 0.064 s instead of 0.073-0.082 s, loss 4e-7 relative higher; on the 40-space
-// pairwise collection (100-200 points) 5% less time, 23 of 780 distances different by <= 1e-7;
-// the symmetric shapes (~750 vertices) the same maps (bench/RESULTS.md, issue 14). It was 4e9
-// before the float64 finish existed, when CG's convergence tests needed double products.
-inline constexpr double kExactDoubleWork = 1e6;
-// Up to this work the exact solver runs on one thread whatever Options::threads says. Measured
-// on the spiral benchmark (2 cores, quiet): two threads are faster from 200 x 250 (work 2.25e7,
-// 0.028 vs 0.032 s) and at 400 x 500 (1.8e8, median 0.131 vs 0.152 s over 12 runs each, with the
-// warm-started network simplex); 1e9, the earlier value, kept 400 x 500 on one thread.
-inline constexpr double kExactSingleThreadWork = 1e7;
-
-// The exact solver (Options::solver = kExact) on a prepared problem: fills plan (n x k, float64)
-// and the loop fields of the result (termination, message, iterations, log with the objective F
-// per iteration in IterationRecord::cost, starts, start_chosen, timings). The plan is on the
-// polytope up to rounding for kConditionalGradient / kHybrid; solve() rounds it as for the loop.
-void run_exact(PreparedProblem& problem,
-               const Options& options,
-               std::vector<double>& plan,
-               Result& result);
 
 // Puts a plan (mass 1) on {T >= 0 : T 1 = p, T^T 1 = q}: Sinkhorn-Knopp scaling of T itself, then
 // the Altschuler-Weed-Rigollet rounding (Options::round_marginals describes both).
@@ -168,16 +108,7 @@ void project_to_marginals(std::vector<double>& plan,
 // gw::Error naming the field.
 PreparedProblem prepare_problem(const Problem& problem, const Options& options);
 
-// The loop of options.backend (run_cpu_loop or run_cuda_loop).
-void run_loop(PreparedProblem& problem,
-              const Options& options,
-              std::vector<double>& plan,
-              Result& result);
 
-// Options::restarts probes (restarts.cpp): runs each probe's first restart_iterations
-// iterations, records every probe's GW loss in result.restart_losses and the winner in
-// restart_chosen, and leaves the winner's plan, potentials and window in `pb` for the main loop.
-void run_restart_probes(PreparedProblem& pb, const Options& options, Result& result);
 
 // Row sums (rows, n entries) and column sums (cols, k entries) of a dense row-major n x k plan,
 // multithreaded (marginals.cpp). Every sum is accumulated in an order fixed by n and k alone (a
@@ -220,5 +151,15 @@ void compute_loss(const PreparedProblem& pb,
 // Dense float64 plan (n x k, consumed) -> result.plan or result.plan_topk (Options::plan_format),
 // result.matching (row argmax) and result.plan_mass (plan_output.cpp).
 void finalize_plan(std::vector<double>& plan, const Options& options, Result& result);
+
+// ---------------------------------------------------------------- the solve itself (solve.cpp)
+// gw::solve with a given strategy (choose_strategy's): prepares the problem, runs the strategy's
+// path and the shared finishing steps.
+Result solve_with(const Problem& problem, const Options& options, const Strategy& strategy);
+
+// The entry point of a sub-solve (a multiscale start, the sparse path's coarse level): `options`
+// with its given marks dropped (Options::forget_given), so that the sub-problem gets the strategy
+// of its own size, then solve_with. Never the public gw::solve.
+Result solve_internal(const Problem& problem, Options options);
 
 }  // namespace gw::detail

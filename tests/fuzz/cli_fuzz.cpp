@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_util.h"
+#include "solver_flags.h"
 #include "command.h"
 #include "core/error.h"
 

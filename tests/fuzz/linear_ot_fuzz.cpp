@@ -17,7 +17,7 @@
 
 #include "core/error.h"
 #include "fuzz_input.h"
-#include "solver/exact.h"
+#include "linear_ot/linear_ot_reference.h"
 
 namespace {
 

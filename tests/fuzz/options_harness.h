@@ -75,12 +75,25 @@ inline gw::Options take_options(FuzzInput& in) {
   o.compute_gw_loss = in.take_bool();
   o.exact_loss_max_work = in.take_double();
   o.loss_anchors = in.take_int();
+  // Every Setting<T> above was assigned, so all of them read as given, which asks for both solvers
+  // at once (an error of choose_strategy). The fuzzer starts from none given and then marks one of
+  // each solver's settings given or not (read last, so earlier inputs decode as before).
+  o.forget_given();
+  if (in.take_bool()) o.num_anchors = o.num_anchors.value();
+  if (in.take_bool()) o.exact_tolerance = o.exact_tolerance.value();
   return o;
 }
 
 // Caps that keep a tiny solve fast without leaving the ranges is_valid accepts.
 inline void cap_for_solve(gw::Options& o) {
-  auto cap = [](int& v, int hi) { v = std::min(v, hi); };
+  // Caps keep a setting's given mark as it was (set_default), so capping makes no request.
+  auto cap = [](auto& v, int hi) {
+    if constexpr (requires { v.set_default(hi); }) {
+      v.set_default(std::min<int>(v, hi));
+    } else {
+      v = std::min(v, hi);
+    }
+  };
   cap(o.num_anchors, 16);
   cap(o.warmup_iterations, 3);
   cap(o.warmup_anchors, 64);
@@ -99,7 +112,7 @@ inline void cap_for_solve(gw::Options& o) {
   cap(o.knn, 8);
   cap(o.top_k, 16);
   cap(o.loss_anchors, 32);
-  o.multiscale_size = std::min<gw::Index>(o.multiscale_size, 8);
+  o.multiscale_size.set_default(std::min<gw::Index>(o.multiscale_size, 8));
   o.threads = std::min(o.threads, 2);
   o.backend = gw::Backend::kCpu;
 }
@@ -118,7 +131,7 @@ inline bool validate_options(FuzzInput& in, gw::Options& options) {
   const int many = options.many_anchors(n, k);
   require(many >= options.num_anchors);
   require(options.max_anchors(n, k) >= options.num_anchors);
-  for (int t : {0, 1, options.warmup_iterations, options.max_iterations - 1}) {
+  for (int t : {0, 1, options.warmup_iterations.value(), options.max_iterations - 1}) {
     require(options.anchors_at(t, n, k) >= 1);
   }
   require(options.resolved_plateau_patience() >= 0);

@@ -2,8 +2,11 @@
 // by its definition. Header-only test code (never part of a library).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
+#include <numeric>
 #include <vector>
 
 #include "core/rng.h"
@@ -54,6 +57,19 @@ inline double gw_loss_by_definition(const std::vector<double>& dx,
           sum += diff * diff * t[i * k + j] * t[a * k + b];
         }
   return sum;
+}
+
+// min over permutations of sum_i cost(i, perm(i)) / n, by enumeration.
+inline double best_assignment(const std::vector<double>& cost, const std::vector<Index>& rows, Index k) {
+  std::vector<Index> cols(rows.size());
+  std::iota(cols.begin(), cols.end(), 0);
+  double best = std::numeric_limits<double>::infinity();
+  do {
+    double total = 0.0;
+    for (std::size_t r = 0; r < rows.size(); ++r) total += cost[rows[r] * k + cols[r]];
+    best = std::min(best, total);
+  } while (std::next_permutation(cols.begin(), cols.end()));
+  return best / static_cast<double>(rows.size());
 }
 
 }  // namespace gw::test

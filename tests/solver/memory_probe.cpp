@@ -54,11 +54,12 @@ int main(int argc, char** argv) {
   options.min_iterations = 0;
   options.support_regrow_every = 5;
   const gw::MemoryEstimate e = gw::estimate_memory(problem, options);
+  const gw::Strategy strategy = gw::choose_strategy(problem, options);
   const std::size_t before = current_rss_bytes();
   gw::solve(problem, options);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const std::size_t peak = static_cast<std::size_t>(usage.ru_maxrss) * 1024;
-  std::printf("%zu %zu\n", e.chosen_bytes() - e.inputs, peak > before ? peak - before : 0);
+  std::printf("%zu %zu\n", strategy.estimated_peak_bytes - e.inputs, peak > before ? peak - before : 0);
   return 0;
 }

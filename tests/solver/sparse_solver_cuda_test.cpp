@@ -85,7 +85,7 @@ TEST(CudaSparseSolver, Spiral3000x3500MatchesTheCpuSparseRunInQuality) {
   const Result cpu = solve(c.problem, sparse_options(Backend::kCpu));
   const Result gpu = solve(c.problem, sparse_options(Backend::kCuda));
   ASSERT_TRUE(cpu.ok() && gpu.ok()) << cpu.message << " / " << gpu.message;
-  EXPECT_EQ(gpu.support, Support::kSparse);
+  EXPECT_EQ(gpu.strategy.support, Support::kSparse);
   EXPECT_EQ(gpu.backend, Backend::kCuda);
   const double rho_cpu = abs_rho(c, cpu.matching), rho_gpu = abs_rho(c, gpu.matching);
   const std::string both = "CPU: " + cpu.brief_report() + "\nCUDA: " + gpu.brief_report();

@@ -105,8 +105,8 @@ TEST(SparseSupport, QualityMatchesDensePathOnSmallSpiral) {
   options.support = Support::kSparse;
   const Result sparse = solve(problem, options);
   ASSERT_TRUE(dense.ok() && sparse.ok()) << dense.message << " / " << sparse.message;
-  ASSERT_EQ(dense.support, Support::kDense);
-  ASSERT_EQ(sparse.support, Support::kSparse);
+  ASSERT_EQ(dense.strategy.support, Support::kDense);
+  ASSERT_EQ(sparse.strategy.support, Support::kSparse);
   ASSERT_TRUE(dense.gw_loss_exact);
   const double rho_dense = abs_rho(c, dense.matching), rho_sparse = abs_rho(c, sparse.matching);
   EXPECT_GE(rho_sparse, rho_dense - kRhoSlack) << sparse.brief_report();
@@ -146,7 +146,7 @@ TEST(SparseSupport, FullSupportEqualsDensePathUpToRounding) {
   options.support_size = static_cast<int>(k);
   const Result sparse = solve(problem, options);
   ASSERT_TRUE(dense.ok() && sparse.ok()) << dense.message << " / " << sparse.message;
-  ASSERT_EQ(sparse.support, Support::kSparse);
+  ASSERT_EQ(sparse.strategy.support, Support::kSparse);
   EXPECT_EQ(sparse.iterations, dense.iterations);
   ASSERT_EQ(dense.plan.size(), static_cast<std::size_t>(n) * k);
   ASSERT_EQ(sparse.plan_topk.values.size(), static_cast<std::size_t>(n) * k);
@@ -208,25 +208,6 @@ TEST(SparseSupport, ReturnsCsrWithAtMostSupportSizeEntriesNearTheMarginals) {
   EXPECT_GE(abs_rho(c, r.matching), 0.99);
   EXPECT_TRUE(std::isfinite(r.gw_loss));
   EXPECT_GT(r.gw_loss_stderr, 0.0);
-}
-
-TEST(MemoryBudget, AutoPicksDenseBelowHalfTheBudgetAndSparseAbove) {
-  const Spiral c = spiral(300, 400, 3);
-  Options options;
-  options.distance_mode = DistanceMode::kLandmark;
-  const MemoryEstimate probe = estimate_memory(c.problem, options);
-  ASSERT_GT(probe.dense, probe.sparse / 4);
-  options.memory_limit = 2 * probe.dense;
-  EXPECT_EQ(estimate_memory(c.problem, options).chosen, Support::kDense);
-  options.memory_limit = 2 * probe.dense - 1;
-  const MemoryEstimate tight = estimate_memory(c.problem, options);
-  EXPECT_EQ(tight.chosen, Support::kSparse);
-  EXPECT_EQ(tight.limit, options.memory_limit);
-  // And solve() runs what the estimate chose.
-  options.max_iterations = 20;
-  EXPECT_EQ(solve(c.problem, options).support, Support::kSparse);
-  options.memory_limit = 0;
-  EXPECT_GT(estimate_memory(c.problem, options).limit, std::size_t{0});  // 60% of physical
 }
 
 TEST(MemoryBudget, BudgetTooSmallForEitherPathFailsAtOnceWithOneLineNamingTheFlag) {

@@ -28,10 +28,11 @@
 #include "core/progress.h"
 #include "core/timer.h"
 #include "sinkhorn/sinkhorn.h"
-#include "solver/exact.h"
-#include "solver/exact_gw_impl.h"
+#include "solver/exact/exact.h"
+#include "solver/exact/exact_gw_impl.h"
+#include "solver/exact/exact_impl.h"
 #include "solver/gw_cost_kernels_impl.h"
-#include "solver/solver_impl.h"
+#include "solver/sampled/sampled_impl.h"
 
 namespace gw::detail {
 
@@ -155,8 +156,8 @@ class ExactRunner {
     gw_.set_on_polytope(true);
     double objective = gw_.objective();
     const double tol = std::is_same_v<S, double>
-                           ? opt_.exact_tolerance
-                           : std::max(opt_.exact_tolerance, kFloatRelativeTolerance);
+                           ? opt_.exact_tolerance.value()
+                           : std::max(opt_.exact_tolerance.value(), kFloatRelativeTolerance);
     out.termination = Termination::kMaxIterations;
     out.message = "conditional gradient ran exact_max_iterations = " +
                   std::to_string(opt_.exact_max_iterations) + " iterations";
@@ -285,7 +286,7 @@ class ExactRunner {
           iterations > 1
               ? opt_.mirror_epsilon * std::pow(opt_.mirror_epsilon_final / opt_.mirror_epsilon,
                                                static_cast<double>(t) / (iterations - 1))
-              : opt_.mirror_epsilon;
+              : opt_.mirror_epsilon.value();
       const double ratio = eps / previous_eps;
       {
         ScopedPhase phase(result_.timings, "exact_gradient");
@@ -600,7 +601,7 @@ void run_exact_typed(PreparedProblem& pb,
     names.push_back("profile-vertex");
   }
   names.resize(std::min<std::size_t>(names.size(), static_cast<std::size_t>(options.starts)));
-  const double work = exact_iteration_work(n, k);
+  const double work = gw::exact_iteration_work(n, k);
   const bool mirror = options.exact_method == ExactMethod::kMirrorDescent;
   const bool sampled_basin =
       options.exact_method == ExactMethod::kHybrid && work > options.hybrid_sampled_work;
@@ -615,7 +616,7 @@ void run_exact_typed(PreparedProblem& pb,
       std::min(options.epsilon_decay_iterations, basin_options.max_iterations);
   basin_options.polish_iterations = 0;
   // With several starts, each runs `probe` iterations first; the best one then runs to the end.
-  const int probe = names.size() > 1 && !mirror ? options.start_probe_iterations : 0;
+  const int probe = names.size() > 1 && !mirror ? options.start_probe_iterations.value() : 0;
 
   const double predicted_start_seconds = static_cast<double>(n) * static_cast<double>(k) *
                                          static_cast<double>(n + k) / kStartWorkPerSecond;
@@ -703,7 +704,7 @@ void run_exact_typed(PreparedProblem& pb,
         }
         // The basin's last step is logged now, with the objective of its projected plan.
         if (runner.record_deferred(out)) {
-          runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations);
+          runner.conditional_gradient(out, probe > 0 ? probe : options.exact_max_iterations.value());
         }
       }
     }
@@ -805,8 +806,11 @@ void run_exact_typed(PreparedProblem& pb,
 
 void run_exact(PreparedProblem& pb,
                const Options& options,
+               const Strategy& strategy,
                std::vector<double>& plan,
                Result& result) {
+  result.backend = Backend::kCpu;
+  result.threads = available_threads();
   if (!pb.source) {
     // fused_weight = 1: plain exact OT on the feature cost.
     const DenseMatrix<double>& c = *pb.feature_cost;
@@ -822,15 +826,15 @@ void run_exact(PreparedProblem& pb,
     result.gw_cost_estimate = lp.cost;
     return;
   }
-  const double work = exact_iteration_work(pb.n, pb.k);
-  // Small problems run on one thread: their GEMMs are too short to share, and the linear OT is
-  // sequential anyway (this also keeps many concurrent small solves from oversubscribing cores).
+  // The strategy may run small problems on one thread (their GEMMs are too short to share, and the
+  // linear OT is sequential anyway; this also keeps many concurrent small solves from
+  // oversubscribing cores).
   std::optional<ScopedThreads> single;
-  if (work <= kExactSingleThreadWork) {
+  if (strategy.threads == 1) {
     single.emplace(1);
     result.threads = 1;
   }
-  if (options.precision == Precision::kF64 || work <= kExactDoubleWork) {
+  if (strategy.precision == Precision::kF64) {
     run_exact_typed<double>(pb, options, plan, result);
   } else {
     run_exact_typed<float>(pb, options, plan, result);

@@ -15,7 +15,7 @@
 // Device code is compiled as C++17 (see cmake/GwalignOptions.cmake): no core/error.h here.
 #include <cub/block/block_reduce.cuh>
 
-#include "solver/cuda/gw_loop_kernels.cuh"
+#include "solver/sampled/cuda/gw_loop_kernels.cuh"
 
 namespace gw::cuda {
 namespace {

@@ -20,7 +20,7 @@
 #include "core/context.h"
 #include "core/cuda_stream.h"
 #include "sinkhorn/cuda_sparse_sinkhorn.h"
-#include "solver/sparse_impl.h"
+#include "solver/sparse/sparse_impl.h"
 
 namespace gw::detail {
 

@@ -22,9 +22,9 @@
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "sinkhorn/sparse_sinkhorn.h"
-#include "solver/loop_driver_impl.h"
+#include "solver/sampled/loop_driver_impl.h"
 #include "solver/solve.h"
-#include "solver/sparse_impl.h"
+#include "solver/sparse/sparse_impl.h"
 
 namespace gw::detail {
 
@@ -798,18 +798,9 @@ SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& re
     // The coarse plan only seeds the fine level: the exact solver stops at float32's noise floor
     // (no float64 finish, which took 0.8 s of the 2,000-cell coarse solve of the 100,000 x
     // 100,000 spiral on 2 cores and moves the seed only in its last digits).
-    coarse_options.exact_tolerance = std::max(options.exact_tolerance, kExactFloat32Tolerance);
-    // On CUDA, a coarse level that solver = auto would solve exactly on the CPU runs there: the
-    // sampled entropic loop on the device is faster per coarse solve (0.6 s against 3.3 s at 2,000
-    // cells, 16 cores, H200) but its blurrier coarse plan costs the fine level twice the
-    // iterations and 8x the column marginal error (bench/RESULTS.md, "GPU"), so the whole solve is
-    // slower and worse.
-    if (coarse_options.backend == Backend::kCuda) {
-      Options on_cpu = coarse_options;
-      on_cpu.backend = Backend::kCpu;
-      if (auto_runs_exact(problem, on_cpu)) coarse_options.backend = Backend::kCpu;
-    }
-    coarse = solve(problem, coarse_options);
+    coarse_options.exact_tolerance = std::max(options.exact_tolerance.value(), kExactFloat32Tolerance);
+    const Strategy strategy = coarse_level_strategy(problem, coarse_options);
+    coarse = solve_with(problem, coarse_options, strategy);
     GW_CHECK_CODE(coarse.termination != Termination::kNonFinite,
                   ErrorCode::kInternal,
                   "the coarse " << cells << " x " << cells
@@ -966,7 +957,6 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
            "a dense initial plan cannot start the sparse path (it has n x k entries); leave "
            "Problem::initial_plan unset or use support = dense");
   const Index n = pb.n, k = pb.k;
-  result.support = Support::kSparse;
   result.backend = options.backend;
   result.threads = available_threads();
   set_flush_denormals_all_threads(result.threads);
@@ -995,11 +985,11 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   } else {
     fine.epsilon = options.resolved_epsilon_final();
     fine.epsilon_final = fine.epsilon;
-    fine.min_iterations = std::min(options.min_iterations, kFineMinIterations);
+    fine.min_iterations = std::min<int>(options.min_iterations, kFineMinIterations);
     fine.plateau_patience = std::min(options.resolved_plateau_patience(),
                                      std::max(options.support_regrow_every, kFinePatience));
     fine.polish_sinkhorn_iterations =
-        std::min(options.polish_sinkhorn_iterations, kFinePolishSinkhorn);
+        std::min<int>(options.polish_sinkhorn_iterations, kFinePolishSinkhorn);
     if (options.progress) {
       fine.progress = [&options](const Progress& p) {
         Progress at = p;

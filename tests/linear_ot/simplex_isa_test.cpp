@@ -11,8 +11,8 @@
 
 #include "core/rng.h"
 #include "isa_test_util.h"
-#include "solver/linear_ot_impl.h"
-#include "solver/simplex_kernels_impl.h"
+#include "linear_ot/linear_ot_impl.h"
+#include "linear_ot/simplex_kernels_impl.h"
 
 namespace gw {
 namespace {

@@ -1,5 +1,5 @@
-// What the two exact linear-OT solvers share (solve_linear_ot on LEMON, TransportSimplex; both in
-// exact.h): masses as 64-bit integers and costs as integers in units of max|C| / 2^kCostBits.
+// What the two exact linear-OT solvers share (TransportSimplex, transport_simplex.h; the LEMON
+// reference, linear_ot_reference.h): masses as 64-bit integers and costs as integers in units of max|C| / 2^kCostBits.
 #pragma once
 
 #include <cstdint>

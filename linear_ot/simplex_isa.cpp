@@ -16,7 +16,7 @@
 #include <immintrin.h>
 #endif
 
-#include "solver/simplex_kernels_impl.h"
+#include "linear_ot/simplex_kernels_impl.h"
 
 namespace gw::detail::GW_ISA_NS {
 namespace {

@@ -42,8 +42,9 @@
 #include "sinkhorn/sparse_sinkhorn.h"
 #include "solver/options.h"
 #include "solver/result.h"
-#include "solver/solve.h"
+#include "solver/sampled/sampled_impl.h"
 #include "solver/solver_impl.h"
+#include "solver/strategy.h"
 
 namespace gw::detail {
 
@@ -112,9 +113,13 @@ Quantization quantize(const DistanceProvider& provider,
 // support (partial_mass, lambda_ema, a given dense initial plan).
 void run_sparse_solve(PreparedProblem& problem, const Options& options, Result& result);
 
-// Throws kBadData with a one-line message (the shape, both estimates, the budget and the flags)
-// when the path `estimate` chose does not fit its budget.
-void check_memory_budget(const Problem& problem, const Options& options, const MemoryEstimate& e);
+// The strategy of the coarse level's dense solve, for `options` (the coarse level's own: support
+// dense, their given marks dropped here). choose_strategy's, except on CUDA: a coarse problem the
+// CPU would solve exactly runs there, since the sampled entropic loop on the device is faster per
+// coarse solve (0.6 s against 3.3 s at 2,000 cells, 16 cores, H200) but its blurrier coarse plan
+// costs the fine level twice the iterations and 8x the column marginal error (bench/RESULTS.md,
+// "GPU"), so the whole solve is slower and worse. `options.backend` is set to the chosen one.
+Strategy coarse_level_strategy(const Problem& coarse, Options& options);
 
 // Cells per side that the sparse path uses for an n x k problem (Options::support_cells resolved).
 Index resolved_support_cells(Index n, Index k, const Options& options);

@@ -31,7 +31,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
-#include "solver/solver_impl.h"
+#include "solver/sampled/sampled_impl.h"
 
 #if GW_HAS_CUDA
 #include <cublas_v2.h>
@@ -53,8 +53,8 @@
 #include "sinkhorn/cuda_sinkhorn.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/cuda/cublas_library.h"
-#include "solver/cuda/gw_loop_kernels.cuh"
-#include "solver/loop_driver_impl.h"
+#include "solver/sampled/cuda/gw_loop_kernels.cuh"
+#include "solver/sampled/loop_driver_impl.h"
 
 #define GW_CUBLAS_CHECK(call)                                                           \
   do {                                                                                  \

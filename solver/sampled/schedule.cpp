@@ -1,11 +1,11 @@
 // The schedules both loops share: epsilon_t, the slack layout of the augmented Sinkhorn problem
-// and the stopping rule (solver_impl.h).
+// and the stopping rule (sampled_impl.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "core/error.h"
-#include "solver/solver_impl.h"
+#include "solver/sampled/sampled_impl.h"
 
 namespace gw::detail {
 

@@ -1,4 +1,4 @@
-// TransportSimplex (exact.h): a primal network simplex for the transport problem whose basis
+// TransportSimplex (transport_simplex.h): a primal network simplex for the transport problem whose basis
 // survives from one cost to the next.
 //
 // Why our own simplex next to LEMON's: conditional gradient solves a sequence of transport
@@ -39,9 +39,9 @@
 #include <utility>
 
 #include "core/error.h"
-#include "solver/exact.h"
-#include "solver/linear_ot_impl.h"
-#include "solver/simplex_kernels_impl.h"
+#include "linear_ot/transport_simplex.h"
+#include "linear_ot/linear_ot_impl.h"
+#include "linear_ot/simplex_kernels_impl.h"
 
 namespace gw {
 

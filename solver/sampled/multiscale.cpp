@@ -2,8 +2,8 @@
 #include <limits>
 
 #include "core/error.h"
-#include "solver/multiscale_impl.h"
-#include "solver/solve.h"
+#include "solver/sampled/multiscale_impl.h"
+#include "solver/solver_impl.h"
 
 namespace gw::detail {
 
@@ -80,7 +80,7 @@ MultiscaleOutcome multiscale_initial_plan(const PreparedProblem& problem, const 
   const double points_scale = static_cast<double>(m) / std::max(problem.n, problem.k);
   if (options.slack_shared) coarse_options.slack_shared = *options.slack_shared * points_scale;
   if (options.partial_mass) coarse_options.partial_mass = *options.partial_mass * points_scale;
-  const Result coarse_result = solve(coarse, coarse_options);
+  const Result coarse_result = solve_internal(coarse, coarse_options);
   if (!coarse_result.ok()) return outcome;
 
   // The lifted plan is only a starting point for sampling, so the small marginal defects of the

@@ -23,8 +23,8 @@
 #include "sampling/sampling.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/gw_cost_kernels_impl.h"
-#include "solver/loop_driver_impl.h"
-#include "solver/solver_impl.h"
+#include "solver/sampled/loop_driver_impl.h"
+#include "solver/sampled/sampled_impl.h"
 
 namespace gw::detail {
 

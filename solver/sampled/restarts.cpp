@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/timer.h"
-#include "solver/solver_impl.h"
+#include "solver/sampled/sampled_impl.h"
 
 namespace gw::detail {
 

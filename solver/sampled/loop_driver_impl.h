@@ -25,7 +25,7 @@
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "sinkhorn/sinkhorn.h"
-#include "solver/solver_impl.h"
+#include "solver/sampled/sampled_impl.h"
 
 namespace gw::detail {
 
@@ -131,7 +131,7 @@ void run_gw_iterations(Backend& backend,
   auto polish = [&](int from) {
     if (!window.stopping) return;
     IterationTotals totals;
-    const int end = std::min(options.max_iterations, from + options.polish_iterations);
+    const int end = std::min<int>(options.max_iterations, from + options.polish_iterations);
     for (int t = from; t < end; ++t) {
       if (!iterate(t, /*polish=*/true, totals)) return;
     }

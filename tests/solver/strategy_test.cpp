@@ -1,0 +1,354 @@
+// The dispatcher (solver/strategy.h): every rule of choose_strategy on both sides of its
+// threshold, each with the reason it reports, the given/unset semantics of Setting<T>, and that
+// gw::solve runs exactly what choose_strategy returns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "solver/solve.h"
+#include "solver/solver_impl.h"
+#include "solver/sparse/sparse_impl.h"
+#include "solver/strategy.h"
+
+namespace gw {
+namespace {
+
+// n points in the plane (2-D, uniform): a side whose strategy depends only on its size. Nothing
+// is solved on the large ones.
+Geometry points(Index n, std::uint64_t seed = 1) {
+  Rng rng(seed);
+  std::vector<double> xs(static_cast<std::size_t>(n) * 2);
+  for (double& x : xs) x = rng.uniform();
+  return Geometry::from_points(std::move(xs), n, 2);
+}
+
+Problem problem_of(Index n, Index k) {
+  Problem p;
+  p.source = points(n, 1);
+  p.target = points(k, 2);
+  return p;
+}
+
+// Dense distance matrices of random points (solvable quickly).
+Problem small_distances(Index n, Index k) {
+  Rng rng(7);
+  auto side = [&](Index m) {
+    std::vector<double> xs(static_cast<std::size_t>(m) * 2);
+    for (double& x : xs) x = rng.uniform();
+    DenseMatrix<float> d(m, m, std::vector<float>(static_cast<std::size_t>(m) * m));
+    for (Index i = 0; i < m; ++i)
+      for (Index j = 0; j < m; ++j) {
+        const double dx = xs[2 * i] - xs[2 * j], dy = xs[2 * i + 1] - xs[2 * j + 1];
+        d.values[static_cast<std::size_t>(i) * m + j] = static_cast<float>(std::sqrt(dx * dx + dy * dy));
+      }
+    return Geometry::from_distances(std::move(d));
+  };
+  Problem p;
+  p.source = side(n);
+  p.target = side(k);
+  return p;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const Candidate& candidate(const Strategy& s, const std::string& name) {
+  for (const Candidate& c : s.candidates)
+    if (c.name == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+TEST(Setting, AssignmentMarksGivenDeclarationDefaultAndSetDefaultDoNot) {
+  Options o;
+  EXPECT_FALSE(o.num_anchors.given());
+  EXPECT_TRUE(o.given_sampled_settings().empty());
+  EXPECT_TRUE(o.given_exact_settings().empty());
+  o.num_anchors.set_default(80);
+  EXPECT_EQ(o.num_anchors, 80);
+  EXPECT_FALSE(o.num_anchors.given());
+  o.num_anchors = 50;  // the library's default value, but asked for
+  EXPECT_TRUE(o.num_anchors.given());
+  o.exact_tolerance = 1e-6;
+  EXPECT_EQ(o.given_sampled_settings(), std::vector<std::string_view>{"num_anchors"});
+  EXPECT_EQ(o.given_exact_settings(), std::vector<std::string_view>{"exact_tolerance"});
+  const Options copy = o;  // a copy keeps the marks
+  EXPECT_TRUE(copy.num_anchors.given());
+  o.forget_given();
+  EXPECT_TRUE(o.given_sampled_settings().empty());
+  EXPECT_TRUE(o.given_exact_settings().empty());
+  EXPECT_EQ(o.num_anchors, 50);
+  EXPECT_DOUBLE_EQ(o.exact_tolerance, 1e-6);
+}
+
+TEST(Strategy, AutoRunsExactUpToExactMaxWorkAndSampledAbove) {
+  const Problem p = problem_of(20, 30);
+  const double work = exact_iteration_work(20, 30);
+  Options o;
+  o.exact_max_work = work;
+  Strategy s = choose_strategy(p, o);
+  EXPECT_EQ(s.solver, SolverKind::kExact) << s.solver_reason;
+  EXPECT_TRUE(contains(s.solver_reason, "<= exact_max_work")) << s.solver_reason;
+  EXPECT_EQ(s.support, Support::kDense);
+  EXPECT_TRUE(contains(s.support_reason, "exact solver")) << s.support_reason;
+  o.exact_max_work = work - 1.0;
+  s = choose_strategy(p, o);
+  EXPECT_EQ(s.solver, SolverKind::kSampled) << s.solver_reason;
+  EXPECT_TRUE(contains(s.solver_reason, "> exact_max_work")) << s.solver_reason;
+}
+
+TEST(Strategy, WhatTheExactSolverCannotTakeGoesToTheSampledLoopWithThatReason) {
+  const Problem p = problem_of(20, 30);
+  struct Case {
+    const char* reason;
+    void (*set)(Options&);
+  };
+  const Case cases[] = {
+      {"unbalanced", [](Options& o) { o.rho_a = 1.0; }},
+      {"partial", [](Options& o) { o.partial_mass = 10.0; }},
+      {"backend cuda", [](Options& o) { o.backend = Backend::kCuda; }},
+      {"support = sparse", [](Options& o) { o.support = Support::kSparse; }},
+      {"slack_shared", [](Options& o) { o.slack_shared = 5.0; }},
+  };
+  for (const Case& c : cases) {
+    Options o;
+    c.set(o);
+    const Strategy s = choose_strategy(p, o);  // no device is touched
+    EXPECT_EQ(s.solver, SolverKind::kSampled) << c.reason;
+    EXPECT_TRUE(contains(s.solver_reason, c.reason)) << c.reason << ": " << s.solver_reason;
+    EXPECT_FALSE(candidate(s, "exact").possible) << c.reason;
+  }
+}
+
+TEST(Strategy, AGivenSettingOfOneSolverRequestsIt) {
+  const Problem small = problem_of(20, 30);
+  Options o;
+  o.num_anchors = 80;
+  Strategy s = choose_strategy(small, o);
+  EXPECT_EQ(s.solver, SolverKind::kSampled);
+  EXPECT_TRUE(contains(s.solver_reason, "num_anchors")) << s.solver_reason;
+  // The same value left at its default (not given) keeps auto's choice.
+  Options unset;
+  unset.num_anchors.set_default(80);
+  EXPECT_EQ(choose_strategy(small, unset).solver, SolverKind::kExact);
+  // An exact-solver setting asks for the exact solver even beyond exact_max_work.
+  const Problem larger = problem_of(900, 1000);
+  Options exact;
+  exact.exact_tolerance = 1e-6;
+  exact.exact_max_work = 1.0;
+  s = choose_strategy(larger, exact);
+  EXPECT_EQ(s.solver, SolverKind::kExact);
+  EXPECT_TRUE(contains(s.solver_reason, "exact_tolerance")) << s.solver_reason;
+}
+
+TEST(Strategy, ConflictingRequestsAreErrorsNamingTheSettings) {
+  const Problem p = problem_of(20, 30);
+  auto expect_error = [&](const Options& o, ErrorCode code, const std::string& part) {
+    try {
+      choose_strategy(p, o);
+      ADD_FAILURE() << "accepted: " << part;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_TRUE(contains(e.what(), part)) << e.what();
+    }
+  };
+  Options both;
+  both.num_anchors = 80;
+  both.starts = 2;
+  expect_error(both, ErrorCode::kInvalidArgument, "num_anchors");
+  expect_error(both, ErrorCode::kInvalidArgument, "starts");
+  Options sampled_with_exact;
+  sampled_with_exact.solver = SolverKind::kSampled;
+  sampled_with_exact.exact_tolerance = 1e-6;
+  expect_error(sampled_with_exact, ErrorCode::kInvalidArgument, "exact_tolerance");
+  Options exact_with_sampled;
+  exact_with_sampled.solver = SolverKind::kExact;
+  exact_with_sampled.epsilon = 0.01;
+  expect_error(exact_with_sampled, ErrorCode::kInvalidArgument, "epsilon");
+  Options exact_unbalanced;
+  exact_unbalanced.exact_tolerance = 1e-6;
+  exact_unbalanced.rho_b = 0.5;
+  expect_error(exact_unbalanced, ErrorCode::kUnsupported, "unbalanced");
+  Options requested;
+  requested.solver = SolverKind::kExact;
+  requested.backend = Backend::kCuda;
+  expect_error(requested, ErrorCode::kUnsupported, "--solver sampled");
+  Options sparse_partial;
+  sparse_partial.support = Support::kSparse;
+  sparse_partial.partial_mass = 10.0;
+  expect_error(sparse_partial, ErrorCode::kInvalidArgument, "partial_mass");
+}
+
+TEST(Strategy, FeaturesTheSparsePathLacksKeepTheDensePlan) {
+  const Problem large = problem_of(20000, 25000);
+  Options base;
+  base.num_anchors = 80;  // the sampled loop
+  ASSERT_EQ(choose_strategy(large, base).support, Support::kSparse);
+  struct Case {
+    const char* reason;
+    void (*set)(Options&);
+  };
+  const Case cases[] = {
+      {"plan_format = dense", [](Options& o) { o.plan_format = PlanFormat::kDense; }},
+      {"partial_mass", [](Options& o) { o.partial_mass = 100.0; }},
+      {"lambda_ema", [](Options& o) { o.lambda_ema = 0.5; }},
+      {"multiscale", [](Options& o) { o.multiscale = true; }},
+  };
+  for (const Case& c : cases) {
+    Options o = base;
+    o.memory_limit = std::size_t{1} << 40;  // room for the dense plan
+    c.set(o);
+    const Strategy s = choose_strategy(large, o);
+    EXPECT_EQ(s.support, Support::kDense) << c.reason;
+    EXPECT_TRUE(contains(s.support_reason, c.reason)) << c.reason << ": " << s.support_reason;
+  }
+  // The library's own default plan_format (dense, not given) does not hold the support dense.
+  Options unset = base;
+  unset.memory_limit = std::size_t{1} << 40;
+  EXPECT_FALSE(unset.plan_format.given());
+  EXPECT_EQ(choose_strategy(large, unset).support, Support::kSparse);
+}
+
+TEST(Strategy, AutoSupportIsTheCandidateThatIsPredictedFaster) {
+  Options o;
+  o.num_anchors = 50;  // the sampled loop at every size
+  o.memory_limit = std::size_t{1} << 40;
+  bool saw_dense = false, saw_sparse = false;
+  for (Index n : {100, 200, 400, 800, 1600, 3200, 6400, 12800}) {
+    const Strategy s = choose_strategy(problem_of(n, n + n / 4), o);
+    const Candidate& dense = candidate(s, "sampled dense");
+    const Candidate& sparse = candidate(s, "sampled sparse");
+    ASSERT_TRUE(dense.possible && sparse.possible) << n;
+    const Support faster = sparse.seconds < dense.seconds ? Support::kSparse : Support::kDense;
+    EXPECT_EQ(s.support, faster) << n << ": " << s.support_reason;
+    EXPECT_TRUE(contains(s.support_reason, "cost model")) << s.support_reason;
+    (faster == Support::kDense ? saw_dense : saw_sparse) = true;
+    // Predictions grow with the size.
+    EXPECT_GT(dense.seconds, 0.0);
+    EXPECT_GT(sparse.seconds, 0.0);
+  }
+  // The range crosses the model's threshold: small problems dense, large ones sparse.
+  EXPECT_TRUE(saw_dense);
+  EXPECT_TRUE(saw_sparse);
+}
+
+TEST(Strategy, AutoSupportFollowsTheMemoryBudgetBeforeTheCostModel) {
+  const Problem p = problem_of(2000, 2500);
+  Options o;
+  o.num_anchors = 50;
+  const MemoryEstimate e = estimate_memory(p, o);
+  ASSERT_LT(e.sparse, e.dense);
+  // Dense is kept only within half the budget under auto.
+  o.memory_limit = 2 * e.dense - 1;
+  Strategy s = choose_strategy(p, o);
+  EXPECT_EQ(s.support, Support::kSparse);
+  EXPECT_TRUE(contains(s.support_reason, "memory limit")) << s.support_reason;
+  EXPECT_EQ(s.memory_limit_bytes, o.memory_limit);
+  EXPECT_EQ(s.estimated_peak_bytes, e.sparse);
+  // An explicit dense support may use the whole budget...
+  o.support = Support::kDense;
+  o.memory_limit = e.dense;
+  EXPECT_EQ(choose_strategy(p, o).support, Support::kDense);
+  // ...but not more: a one-line error before anything is allocated.
+  o.memory_limit = e.dense - 1;
+  try {
+    choose_strategy(p, o);
+    ADD_FAILURE() << "the dense path was accepted beyond the budget";
+  } catch (const Error& e2) {
+    EXPECT_EQ(e2.code(), ErrorCode::kBadData);
+    EXPECT_TRUE(contains(e2.what(), "--support sparse")) << e2.what();
+  }
+}
+
+TEST(Strategy, ExactPrecisionAndThreadsFollowTheProblemSize) {
+  Options o;
+  Strategy tiny = choose_strategy(problem_of(50, 60), o);  // work 3.3e5 <= 1e6 and <= 1e7
+  ASSERT_EQ(tiny.solver, SolverKind::kExact);
+  EXPECT_EQ(tiny.precision, Precision::kF64);
+  EXPECT_EQ(tiny.threads, 1);
+  Strategy mid = choose_strategy(problem_of(150, 200), o);  // work 1.05e7: two of each
+  ASSERT_EQ(mid.solver, SolverKind::kExact);
+  EXPECT_EQ(mid.precision, Precision::kF32);
+  EXPECT_EQ(mid.threads, 0);
+  o.precision = Precision::kF64;
+  EXPECT_EQ(choose_strategy(problem_of(150, 200), o).precision, Precision::kF64);
+  // The sampled loop computes in the precision asked for.
+  Options sampled;
+  sampled.num_anchors = 50;
+  EXPECT_EQ(choose_strategy(problem_of(50, 60), sampled).precision, Precision::kF32);
+}
+
+TEST(Strategy, LossIsExactWhereTheMatricesAreAtHandAndEstimatedElsewhere) {
+  Options o;
+  EXPECT_TRUE(choose_strategy(small_distances(20, 30), o).loss_exact);  // exact solver
+  Options sampled;
+  sampled.num_anchors = 20;
+  sampled.memory_limit = std::size_t{1} << 40;
+  Strategy s = choose_strategy(small_distances(20, 30), sampled);
+  EXPECT_EQ(s.support, Support::kDense);
+  EXPECT_TRUE(s.loss_exact) << s.loss_reason;  // full matrices, small work
+  sampled.exact_loss_max_work = 1.0;
+  EXPECT_FALSE(choose_strategy(small_distances(20, 30), sampled).loss_exact);
+  sampled.exact_loss_max_work = 2e9;
+  sampled.distance_mode = DistanceMode::kLandmark;
+  EXPECT_FALSE(choose_strategy(problem_of(200, 300), sampled).loss_exact);  // landmark rows
+  Options off;
+  off.compute_gw_loss = false;
+  EXPECT_FALSE(choose_strategy(small_distances(20, 30), off).loss_computed);
+}
+
+TEST(Strategy, SolveRunsTheStrategyItReports) {
+  const Problem p = small_distances(40, 50);
+  for (int variant = 0; variant < 3; ++variant) {
+    Options o;
+    if (variant == 1) o.num_anchors = 30;                                   // sampled dense
+    if (variant == 2) o.support = Support::kSparse, o.support_size = 8;    // sampled sparse
+    o.max_iterations.set_default(30);
+    const Strategy chosen = choose_strategy(p, o);
+    const Result r = solve(p, o);
+    EXPECT_EQ(r.strategy.to_json(), chosen.to_json()) << variant;
+    EXPECT_EQ(r.strategy.solver, variant == 0 ? SolverKind::kExact : SolverKind::kSampled);
+    EXPECT_EQ(r.strategy.support, variant == 2 ? Support::kSparse : Support::kDense);
+    EXPECT_EQ(!r.starts.empty(), variant == 0);         // the exact solver's starts ran
+    EXPECT_EQ(r.plan_topk.values.empty(), variant != 2);  // the sparse path returns CSR
+  }
+}
+
+TEST(Strategy, CoarseLevelOnCudaRunsExactlyOnTheCpuWhenTheCpuWouldSolveItExactly) {
+  const Problem coarse = problem_of(60, 60);
+  Options o;
+  o.backend = Backend::kCuda;
+  o.support = Support::kDense;
+  o.num_anchors = 80;  // the caller's request for the whole solve: dropped for the coarse level
+  const Strategy s = detail::coarse_level_strategy(coarse, o);
+  EXPECT_EQ(o.backend, Backend::kCpu);
+  EXPECT_EQ(s.backend, Backend::kCpu);
+  EXPECT_EQ(s.solver, SolverKind::kExact);
+  EXPECT_TRUE(contains(s.backend_reason, "coarse level")) << s.backend_reason;
+  EXPECT_FALSE(o.num_anchors.given());
+  // A coarse problem too large for the exact solver stays on the device.
+  Options big;
+  big.backend = Backend::kCuda;
+  big.support = Support::kDense;
+  big.exact_max_work = 1.0;
+  const Strategy sampled = detail::coarse_level_strategy(coarse, big);
+  EXPECT_EQ(big.backend, Backend::kCuda);
+  EXPECT_EQ(sampled.solver, SolverKind::kSampled);
+}
+
+TEST(Strategy, ExplainNamesEveryChoiceAndCandidate) {
+  Options o;
+  const std::string text = choose_strategy(problem_of(300, 400), o).explain();
+  for (const char* part : {"solver", "support", "backend", "precision", "threads", "loss", "memory",
+                           "exact", "sampled dense", "sampled sparse"}) {
+    EXPECT_TRUE(contains(text, part)) << part << "\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace gw
