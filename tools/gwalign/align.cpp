@@ -1,6 +1,8 @@
 // `gwalign align SOURCE TARGET -o OUT.h5`: reads two geometries from HDF5 / h5ad files, maps the
-// flags onto gw::Options (cli_util.h), runs gw::solve and writes the plan, the matching and the
-// report. A thin client: the algorithm is the library's; this file reads, validates and writes.
+// flags onto gw::Options (solver_flags.h), runs gw::solve and writes the plan, the matching and
+// the report (or, with --explain, prints the strategy gw::solve would run and stops). A thin
+// client: the algorithm and every choice of how to solve are the library's; this file reads,
+// validates and writes.
 #include <cxxopts.hpp>
 
 #include <cmath>
@@ -16,6 +18,10 @@
 #include "align_embedding.h"
 #include "align_inputs.h"
 #include "cli_util.h"
+#include "io/atomic_text_file.h"
+#include "progress_display.h"
+#include "interrupt.h"
+#include "solver_flags.h"
 #include "command.h"
 #include "core/config.h"
 #include "core/context.h"
@@ -79,7 +85,7 @@ io::CsrArray<double> plan_csr(const Result& r) {
 // The dense n x k plan is written only when the dense path ran with --dense; the sparse path
 // always returns CSR (at most --support-size entries per row).
 bool dense_plan(const Result& r) {
-  return r.support != Support::kSparse && r.options.plan_format == PlanFormat::kDense;
+  return r.strategy.support != Support::kSparse && r.options.plan_format == PlanFormat::kDense;
 }
 
 io::Array<std::int32_t> matching_array(const Result& r) {
@@ -122,10 +128,8 @@ void write_into_source(io::H5adWriter& out, const Result& r, const RunInfo& run)
   out.put_uns("gw/report_json", report_json(r, run));
 }
 
-int run_align(int argc, char** argv) {
-  cxxopts::Options cli(argv[0],
-                       "Align SOURCE to TARGET by sampled Gromov-Wasserstein optimal transport "
-                       "and write the plan, the matching and a report.");
+// The flags of `gwalign align` besides the solver's (solver_flags.h) and the joint embedding's.
+void add_align_options(cxxopts::Options& cli) {
   // clang-format off
   cli.add_options()
       ("source", "SOURCE .h5ad / .h5", cxxopts::value<std::string>())
@@ -136,6 +140,10 @@ int run_align(int argc, char** argv) {
        cxxopts::value<std::string>())
       ("write-into-source", "OUT is a copy of SOURCE (h5ad) with obsm/gw_plan, obsm/gw_match, "
                             "uns/gw added")
+      ("explain", "read the inputs, print how they would be solved (the strategy: support, "
+                  "solver, backend, precision, each with its reason, and every candidate's "
+                  "predicted time and memory) and exit without solving or writing; -o is not "
+                  "needed")
       ("quiet", "no progress display")
       ("log-every", "when stderr is not a terminal, a progress line every N iterations (0: none)",
        cxxopts::value<int>()->default_value("0"))
@@ -160,6 +168,279 @@ int run_align(int argc, char** argv) {
       ("feature-cost", "an n x k feature cost for --fused-weight: /path (in SOURCE) or "
                        "FILE:/path, used as given", cxxopts::value<std::string>());
   // clang-format on
+}
+
+std::string flag_or(const cxxopts::ParseResult& flags, const char* name, const std::string& fallback) {
+  return flags.count(name) ? flags[name].as<std::string>() : fallback;
+}
+
+// Every file the run reads (SOURCE, TARGET and the files that FILE:/path specs name), so that no
+// output replaces one; then the output paths checked against them (nothing is read yet).
+std::vector<InputFile> check_output_paths(const cxxopts::ParseResult& flags, const RunInfo& run) {
+  std::vector<InputFile> inputs = {{run.source, "SOURCE"}, {run.target, "TARGET"}};
+  auto add_spec_file = [&](const char* flag, const std::string& side_file) {
+    if (!flags.count(flag)) return;
+    const std::string file = spec_file(side_file, flags[flag].as<std::string>());
+    if (file != side_file) inputs.push_back({file, std::string("--") + flag});
+  };
+  for (const char* flag : {"rep", "truth", "features"}) {
+    add_spec_file(flag, run.source);
+    add_spec_file(flag, run.target);
+  }
+  for (const char* flag : {"source-rep", "source-weights", "source-features", "feature-cost"}) {
+    add_spec_file(flag, run.source);
+  }
+  for (const char* flag : {"target-rep", "target-weights", "target-features"}) {
+    add_spec_file(flag, run.target);
+  }
+  if (flags.count("explain")) return inputs;  // nothing will be written
+  // --write-into-source -o SOURCE updates SOURCE in place (through a temporary copy): the one
+  // output allowed to be an input.
+  std::vector<InputFile> guarded = inputs;
+  if (flags.count("write-into-source") && io::same_file(run.output, run.source)) {
+    std::erase_if(guarded,
+                  [&](const InputFile& input) { return io::same_file(input.path, run.source); });
+  }
+  check_output_path(run.output,
+                    "-o",
+                    guarded,
+                    " (or --write-into-source -o SOURCE to add the results to SOURCE itself)");
+  const std::string report_path = flag_or(flags, "report", "");
+  if (flags.count("report") && report_path != "-") {
+    check_output_path(report_path, "--report", inputs);
+    // Two outputs at one path: the later rename would replace the other output.
+    GW_CHECK(!io::same_file(report_path, run.output),
+             "--report '" << report_path << "' is also the output -o '" << run.output
+                          << "'; give the report its own file, e.g. --report run.json");
+  }
+  return inputs;
+}
+
+// What the run reads: both sides (or node counts and vectors only, for plain OT on features) and
+// the feature cost, as the problem gw::solve takes.
+struct AlignInputs {
+  Problem problem;
+  Side source, target;
+};
+
+// The node vectors of a side without geometry (--fused-weight 1): weights and ground truth.
+void load_side_vectors(const cxxopts::ParseResult& flags,
+                       Side& side,
+                       const std::string& file,
+                       const char* role,
+                       const std::string& truth) {
+  const std::string weights = flag_or(flags, (std::string(role) + "-weights").c_str(), "");
+  if (!weights.empty()) {
+    side.weights = read_node_vector(file, weights, side.n, "--" + std::string(role) + "-weights");
+  }
+  side.truth_spec = truth.empty() ? default_truth(file) : truth;
+  if (!side.truth_spec.empty()) {
+    side.truth = read_node_vector(file, side.truth_spec, side.n, "ground truth");
+  }
+}
+
+AlignInputs load_inputs(const cxxopts::ParseResult& flags, const Options& options, RunInfo& run) {
+  const std::string rep = flag_or(flags, "rep", "");
+  const std::string truth = flag_or(flags, "truth", "");
+  const std::string features = flag_or(flags, "features", "");
+  const std::string source_features = flag_or(flags, "source-features", features);
+  const std::string target_features = flag_or(flags, "target-features", features);
+  const std::string feature_cost = flag_or(flags, "feature-cost", "");
+  const bool has_features = !source_features.empty() || !target_features.empty();
+  GW_CHECK(source_features.empty() == target_features.empty(),
+           "give features for both sides (--features, or --source-features and "
+           "--target-features)");
+  GW_CHECK(!(has_features && !feature_cost.empty()),
+           "give either --features or --feature-cost, not both");
+  if (options.fused_weight > 0.0) {
+    GW_CHECK(has_features || !feature_cost.empty(),
+             "--fused-weight " << options.fused_weight
+                               << " needs a feature cost: --features obsm:KEY (both sides) or "
+                                  "--feature-cost FILE:/path (n x k)");
+  } else {
+    GW_CHECK(!has_features && feature_cost.empty(),
+             "--features / --feature-cost are used only with --fused-weight > 0; set "
+             "--fused-weight in (0, 1]");
+  }
+  // With fused_weight = 1 the problem is plain OT on the feature cost: no geometry.
+  const bool need_geometry = options.fused_weight < 1.0;
+  AlignInputs in;
+  if (need_geometry) {
+    SideRequest request{"source",
+                        run.source,
+                        flag_or(flags, "source-rep", rep),
+                        flags.count("as-distances") > 0,
+                        flag_or(flags, "source-weights", ""),
+                        truth,
+                        options.threads};
+    in.source = load_side(request);
+    request.role = "target";
+    request.file = run.target;
+    request.rep = flag_or(flags, "target-rep", rep);
+    request.weights = flag_or(flags, "target-weights", "");
+    in.target = load_side(request);
+    in.problem.source = std::move(in.source.geometry);
+    in.problem.target = std::move(in.target.geometry);
+  }
+  if (has_features) {
+    std::optional<Index> n, k;
+    if (need_geometry) n = in.source.n, k = in.target.n;
+    in.problem.feature_cost = feature_cost_from_features(
+        run.source, source_features, run.target, target_features, n, k);
+  } else if (!feature_cost.empty()) {
+    GW_CHECK(need_geometry,
+             "--fused-weight 1 with --feature-cost: give --features instead (the node counts "
+             "come from them), or a --fused-weight below 1");
+    in.problem.feature_cost = load_feature_cost(run.source, feature_cost, in.source.n, in.target.n);
+  }
+  if (!need_geometry) {
+    in.source.n = in.problem.feature_cost->rows;
+    in.target.n = in.problem.feature_cost->cols;
+    in.problem.source = Geometry::nodes_only(in.source.n);
+    in.problem.target = Geometry::nodes_only(in.target.n);
+    in.source.description = in.target.description = "features only";
+    load_side_vectors(flags, in.source, run.source, "source", truth);
+    load_side_vectors(flags, in.target, run.target, "target", truth);
+  }
+  in.problem.source_weights = in.source.weights;
+  in.problem.target_weights = in.target.weights;
+  check_geometry_flags(flags, in.problem.source.kind(), in.problem.target.kind());
+  run.source_rep = need_geometry ? in.source.rep : "";
+  run.target_rep = need_geometry ? in.target.rep : "";
+  run.source_description = in.source.description;
+  run.target_description = in.target.description;
+  return in;
+}
+
+// The outputs, opened before solving so that an unwritable destination fails in a second, not
+// after the solve; each writes to a temporary file that only commit() renames into place.
+struct AlignOutputs {
+  std::optional<io::Writer> plain;
+  std::optional<io::H5adWriter> h5ad;
+  std::optional<io::AtomicTextFile> report;
+};
+
+void open_outputs(const cxxopts::ParseResult& flags,
+                  const RunInfo& run,
+                  Index source_n,
+                  AlignOutputs& out) {
+  if (flags.count("write-into-source")) {
+    out.h5ad.emplace(io::H5adWriter::copy_of(run.source, run.output));
+    GW_CHECK_CODE(out.h5ad->n_obs() == source_n,
+                  ErrorCode::kBadData,
+                  "--write-into-source: '" << run.source << "' has n_obs = " << out.h5ad->n_obs()
+                                           << " but the source geometry '" << run.source_rep
+                                           << "' has " << source_n
+                                           << " nodes; use a geometry with one row per cell");
+  } else {
+    out.plain.emplace(run.output);
+  }
+  if (flags.count("report")) out.report.emplace(flags["report"].as<std::string>());
+}
+
+// Every output is written (the report also fsynced, or printed for "-") before the first rename,
+// so a failed write (a full disk, a closed stdout) leaves OUT and the report as they were.
+// Writer::commit() closes, fsyncs and renames in one step, so OUT's rename precedes the report's:
+// a failure between them (the report's rename itself failing, e.g. its directory made read-only
+// during the run) would leave OUT new and the report old; write() has already ruled out the
+// failure a user can cause there (a directory made at the report's path).
+void write_outputs(AlignOutputs& out,
+                   const Result& result,
+                   const RunInfo& run,
+                   const std::optional<JointEmbeddingResult>& joint) {
+  if (out.h5ad) {
+    write_into_source(*out.h5ad, result, run);
+    if (joint) {
+      const EmbeddingMatrix& z = joint->dataset("source").embedding;
+      io::Array<double> a;
+      a.data = z.values;
+      a.shape = {z.rows, z.cols};
+      out.h5ad->put_obsm("X_gw_joint", a);
+    }
+  } else {
+    write_plain(*out.plain, result, run);
+    if (joint) {
+      for (const char* side : {"source", "target"}) {
+        const EmbeddingMatrix& z = joint->dataset(side).embedding;
+        const std::int64_t shape[] = {z.rows, z.cols};
+        out.plain->write_array<double>(
+            std::string("/joint_embedding/") + side, std::span<const double>(z.values), shape);
+      }
+    }
+  }
+  if (out.report) out.report->write(report_json(result, run));
+  throw_if_interrupted();
+  if (out.h5ad) {
+    out.h5ad->commit();
+  } else {
+    out.plain->commit();
+  }
+  if (out.report) out.report->commit();
+}
+
+void print_summary(const Result& result,
+                   const RunInfo& run,
+                   const AlignInputs& in,
+                   const AlignOutputs& out,
+                   const std::optional<JointEmbeddingResult>& joint,
+                   const std::optional<EmbeddingRequest>& embedding) {
+  auto print_side = [&](const char* role, const std::string& file, const std::string& rep,
+                        const std::string& description) {
+    std::printf("%s  %s%s%s: %s\n", role, file.c_str(), rep.empty() ? "" : " ", rep.c_str(),
+                description.c_str());
+  };
+  print_side("source", run.source, run.source_rep, in.source.description);
+  print_side("target", run.target, run.target_rep, in.target.description);
+  std::printf("%s\n", result.brief_report().c_str());
+  if (run.abs_rho) {
+    std::printf("|rho| = %.4f  (Spearman, ground truth %s)\n", *run.abs_rho, run.truth.c_str());
+  }
+  std::printf("iterations %d, seconds %.3f, termination: %s\n",
+              result.iterations,
+              result.total_seconds,
+              result.message.c_str());
+  std::printf("solver %s, support %s (%lld entries), memory estimate %.1f MiB of a %.1f MiB budget"
+              " (--explain says why)\n",
+              std::string(to_string(result.strategy.solver)).c_str(),
+              std::string(to_string(result.strategy.support)).c_str(),
+              static_cast<long long>(result.support_nnz),
+              result.strategy.estimated_peak_bytes / 1048576.0,
+              result.strategy.memory_limit_bytes / 1048576.0);
+  if (!std::isnan(result.row_marginal_error)) {
+    std::printf("marginal errors (L1): rows %.3g, columns %.3g\n",
+                result.row_marginal_error,
+                result.column_marginal_error);
+  }
+  const std::string plan_kind =
+      dense_plan(result) ? std::string("dense")
+      : result.strategy.support == Support::kSparse
+          ? "sparse CSR (<= " + std::to_string(result.options.support_size) + " per row)"
+          : "top-" + std::to_string(result.options.top_k) + " CSR";
+  std::printf("wrote %s (%s plan, matching, report)%s%s\n",
+              run.output.c_str(),
+              plan_kind.c_str(),
+              out.report ? ", report " : "",
+              out.report ? out.report->path().c_str() : "");
+  if (joint) {
+    std::printf("joint embedding: %d dimensions, anchor %s (%d principal components), lambda %g\n",
+                joint->dimension,
+                embedding->anchor_is_source ? "source" : "target",
+                joint->anchor_components,
+                embedding->lambda);
+  }
+  if (!result.ok()) {
+    std::fprintf(stderr,
+                 "gwalign: warning: the solve ended with '%s': %s\n",
+                 std::string(to_string(result.termination)).c_str(),
+                 result.message.c_str());
+  }
+}
+
+int run_align(int argc, char** argv) {
+  cxxopts::Options cli(argv[0],
+                       "Align SOURCE to TARGET by Gromov-Wasserstein optimal transport and write "
+                       "the plan, the matching and a report.");
+  add_align_options(cli);
   add_solver_options(cli);
   add_embedding_options(cli);
   cli.parse_positional({"source", "target"});
@@ -178,172 +459,35 @@ int run_align(int argc, char** argv) {
   GW_CHECK(
       flags.count("source") && flags.count("target"),
       "give SOURCE and TARGET files; usage: gwalign align SOURCE TARGET -o OUT.h5 (see --help)");
-  GW_CHECK(flags.count("output"), "give the output file with -o OUT.h5 (see --help)");
+  const bool explain = flags.count("explain") > 0;
+  GW_CHECK(explain || flags.count("output"), "give the output file with -o OUT.h5 (see --help)");
 
   Options options = solver_options_from_flags(flags);
   const std::optional<EmbeddingRequest> embedding = embedding_request_from_flags(flags);
   // An unavailable backend fails here, before any file is read or created.
-  require_backend(options.backend, options.device);
-  // SIGINT / SIGTERM stop the solve at its next progress check; nothing is written (cli_util.h).
+  if (!explain) require_backend(options.backend, options.device);
+  // SIGINT / SIGTERM stop the solve at its next progress check; nothing is written (interrupt.h).
   const InterruptScope interrupts;
-  ProgressDisplay progress(flags.count("quiet") > 0, flags["log-every"].as<int>());
+  ProgressDisplay progress(flags.count("quiet") > 0 || explain, flags["log-every"].as<int>());
   options.progress = progress.callback();
 
   RunInfo run;
   run.source = flags["source"].as<std::string>();
   run.target = flags["target"].as<std::string>();
-  run.output = flags["output"].as<std::string>();
-  const bool into_source = flags.count("write-into-source") > 0;
-  auto flag_or = [&](const char* name, const std::string& fallback) {
-    return flags.count(name) ? flags[name].as<std::string>() : fallback;
-  };
-  // Every file the run reads, so that no output replaces one: SOURCE and TARGET, and the files
-  // that FILE:/path specs name (a matrix, weights or features kept beside the data).
-  std::vector<InputFile> inputs = {{run.source, "SOURCE"}, {run.target, "TARGET"}};
-  auto add_spec_file = [&](const char* flag, const std::string& side_file) {
-    if (!flags.count(flag)) return;
-    const std::string file = spec_file(side_file, flags[flag].as<std::string>());
-    if (file != side_file) inputs.push_back({file, std::string("--") + flag});
-  };
-  for (const char* flag : {"rep", "truth", "features"}) {
-    add_spec_file(flag, run.source);
-    add_spec_file(flag, run.target);
-  }
-  for (const char* flag : {"source-rep", "source-weights", "source-features", "feature-cost"}) {
-    add_spec_file(flag, run.source);
-  }
-  for (const char* flag : {"target-rep", "target-weights", "target-features"}) {
-    add_spec_file(flag, run.target);
-  }
-  // --write-into-source -o SOURCE updates SOURCE in place (through a temporary copy): the one
-  // output allowed to be an input.
-  std::vector<InputFile> guarded = inputs;
-  if (into_source && same_file(run.output, run.source)) {
-    std::erase_if(guarded,
-                  [&](const InputFile& input) { return same_file(input.path, run.source); });
-  }
-  check_output_path(run.output,
-                    "-o",
-                    guarded,
-                    " (or --write-into-source -o SOURCE to add the results to SOURCE itself)");
-  const bool has_report = flags.count("report") > 0;
-  const std::string report_path = flag_or("report", "");
-  if (has_report && report_path != "-") {
-    check_output_path(report_path, "--report", inputs);
-    // Two outputs at one path: the later rename would replace the other output.
-    GW_CHECK(!same_file(report_path, run.output),
-             "--report '" << report_path << "' is also the output -o '" << run.output
-                          << "'; give the report its own file, e.g. --report run.json");
-  }
-  const std::string rep = flag_or("rep", "");
-  const std::string truth = flag_or("truth", "");
-  const std::string features = flag_or("features", "");
-  const std::string source_features = flag_or("source-features", features);
-  const std::string target_features = flag_or("target-features", features);
-  const std::string feature_cost = flag_or("feature-cost", "");
-  const bool has_features = !source_features.empty() || !target_features.empty();
-  GW_CHECK(source_features.empty() == target_features.empty(),
-           "give features for both sides (--features, or --source-features and "
-           "--target-features)");
-  GW_CHECK(!(has_features && !feature_cost.empty()),
-           "give either --features or --feature-cost, not both");
-  if (options.fused_weight > 0.0) {
-    GW_CHECK(has_features || !feature_cost.empty(),
-             "--fused-weight " << options.fused_weight
-                               << " needs a feature cost: --features obsm:KEY (both sides) or "
-                                  "--feature-cost FILE:/path (n x k)");
-  } else {
-    GW_CHECK(!has_features && feature_cost.empty(),
-             "--features / --feature-cost are used only with --fused-weight > 0; set "
-             "--fused-weight in (0, 1]");
-  }
-
-  // Inputs. With fused_weight = 1 the problem is plain OT on the feature cost: no geometry.
+  run.output = flag_or(flags, "output", "");
+  check_output_paths(flags, run);
   progress.status("reading inputs");
-  const bool need_geometry = options.fused_weight < 1.0;
-  Problem problem;
-  Side source, target;
-  if (need_geometry) {
-    SideRequest request{"source",
-                        run.source,
-                        flag_or("source-rep", rep),
-                        flags.count("as-distances") > 0,
-                        flag_or("source-weights", ""),
-                        truth,
-                        options.threads};
-    source = load_side(request);
-    request.role = "target";
-    request.file = run.target;
-    request.rep = flag_or("target-rep", rep);
-    request.weights = flag_or("target-weights", "");
-    target = load_side(request);
-    problem.source = std::move(source.geometry);
-    problem.target = std::move(target.geometry);
+  AlignInputs in = load_inputs(flags, options, run);
+  if (embedding) check_embedding_geometry(in.problem);
+  if (explain) {
+    std::printf("%s", choose_strategy(in.problem, options).explain().c_str());
+    return 0;
   }
-  std::optional<Index> n, k;
-  if (need_geometry) {
-    n = source.n;
-    k = target.n;
-  }
-  if (has_features) {
-    problem.feature_cost =
-        feature_cost_from_features(run.source, source_features, run.target, target_features, n, k);
-  } else if (!feature_cost.empty()) {
-    GW_CHECK(need_geometry,
-             "--fused-weight 1 with --feature-cost: give --features instead (the node counts "
-             "come from them), or a --fused-weight below 1");
-    problem.feature_cost = load_feature_cost(run.source, feature_cost, *n, *k);
-  }
-  if (!need_geometry) {
-    source.n = problem.feature_cost->rows;
-    target.n = problem.feature_cost->cols;
-    problem.source = Geometry::nodes_only(source.n);
-    problem.target = Geometry::nodes_only(target.n);
-    source.description = "features only";
-    target.description = "features only";
-    auto side_vectors = [&](Side& side, const std::string& file, const char* role) {
-      const std::string weights = flag_or((std::string(role) + "-weights").c_str(), "");
-      if (!weights.empty()) {
-        side.weights =
-            read_node_vector(file, weights, side.n, "--" + std::string(role) + "-weights");
-      }
-      side.truth_spec = truth.empty() ? default_truth(file) : truth;
-      if (!side.truth_spec.empty()) {
-        side.truth = read_node_vector(file, side.truth_spec, side.n, "ground truth");
-      }
-    };
-    side_vectors(source, run.source, "source");
-    side_vectors(target, run.target, "target");
-  }
-  problem.source_weights = source.weights;
-  problem.target_weights = target.weights;
-  check_geometry_flags(flags, problem.source.kind(), problem.target.kind());
-  if (embedding) check_embedding_geometry(problem);
-  run.source_rep = need_geometry ? source.rep : "";
-  run.target_rep = need_geometry ? target.rep : "";
-  run.source_description = source.description;
-  run.target_description = target.description;
-
-  // Outputs are opened before solving so that an unwritable destination fails in a second, not
-  // after the solve; each writes to a temporary file that only commit() renames into place.
-  std::optional<io::Writer> plain;
-  std::optional<io::H5adWriter> h5ad;
-  if (into_source) {
-    h5ad.emplace(io::H5adWriter::copy_of(run.source, run.output));
-    GW_CHECK_CODE(h5ad->n_obs() == source.n,
-                  ErrorCode::kBadData,
-                  "--write-into-source: '" << run.source << "' has n_obs = " << h5ad->n_obs()
-                                           << " but the source geometry '" << run.source_rep
-                                           << "' has " << source.n
-                                           << " nodes; use a geometry with one row per cell");
-  } else {
-    plain.emplace(run.output);
-  }
-  std::optional<AtomicTextFile> report;
-  if (has_report) report.emplace(report_path);
+  AlignOutputs out;
+  open_outputs(flags, run, in.source.n, out);
 
   progress.status("solving (kNN graphs and distances first)");
-  const Result result = solve(problem, options);
+  const Result result = solve(in.problem, options);
   progress.finish();
   if (options.multiscale && !result.multiscale_used) {
     // Not an error: the run is the same as without the flag, and scripts over many sizes pass it.
@@ -352,16 +496,13 @@ int run_align(int argc, char** argv) {
               << 2 * options.multiscale_size << " nodes (n = " << result.n << ", k = " << result.k
               << ")\n";
   }
-
-  if (!source.truth.empty() && !target.truth.empty()) {
+  if (!in.source.truth.empty() && !in.target.truth.empty()) {
     std::vector<double> matched(result.matching.size());
-    for (std::size_t i = 0; i < matched.size(); ++i) matched[i] = target.truth[result.matching[i]];
-    run.abs_rho = std::abs(spearman(source.truth, matched));
-    run.truth = source.truth_spec + " vs " + target.truth_spec;
+    for (std::size_t i = 0; i < matched.size(); ++i) matched[i] = in.target.truth[result.matching[i]];
+    run.abs_rho = std::abs(spearman(in.source.truth, matched));
+    run.truth = in.source.truth_spec + " vs " + in.target.truth_spec;
   }
-
   throw_if_interrupted();  // a cancelled solve is not a result: write nothing, exit 128 + signal
-
   // A non-finite solve has no plan worth keeping: nothing is written (the output temporaries are
   // removed as the error unwinds) and the exit status says so.
   GW_CHECK_CODE(result.termination != Termination::kNonFinite,
@@ -370,96 +511,9 @@ int run_align(int argc, char** argv) {
                                                 << "); nothing was written; try a larger --eps, "
                                                    "--precision f64, or check the inputs' scale");
   std::optional<JointEmbeddingResult> joint;
-  if (embedding) joint = embed_sides(*embedding, problem, result, options.knn);
-  if (h5ad) {
-    write_into_source(*h5ad, result, run);
-    if (joint) {
-      const EmbeddingMatrix& z = joint->dataset("source").embedding;
-      io::Array<double> a;
-      a.data = z.values;
-      a.shape = {z.rows, z.cols};
-      h5ad->put_obsm("X_gw_joint", a);
-    }
-  } else {
-    write_plain(*plain, result, run);
-    if (joint) {
-      for (const char* side : {"source", "target"}) {
-        const EmbeddingMatrix& z = joint->dataset(side).embedding;
-        const std::int64_t shape[] = {z.rows, z.cols};
-        plain->write_array<double>(
-            std::string("/joint_embedding/") + side, std::span<const double>(z.values), shape);
-      }
-    }
-  }
-  // Every output is written (the report also fsynced, or printed for "-") before the first rename,
-  // so a failed write (a full disk, a closed stdout) leaves OUT and the report as they were.
-  // Writer::commit() closes, fsyncs and renames in one step, so OUT's rename precedes the
-  // report's: a failure between them (the report's rename itself failing, e.g. its directory made
-  // read-only during the run) would leave OUT new and the report old; write() has already ruled
-  // out the failure a user can cause there (a directory made at the report's path).
-  if (report) report->write(report_json(result, run));
-  throw_if_interrupted();
-  if (h5ad) {
-    h5ad->commit();
-  } else {
-    plain->commit();
-  }
-  if (report) report->commit();
-
-  auto print_side = [](const char* role,
-                       const std::string& file,
-                       const std::string& rep,
-                       const std::string& description) {
-    std::printf("%s  %s%s%s: %s\n",
-                role,
-                file.c_str(),
-                rep.empty() ? "" : " ",
-                rep.c_str(),
-                description.c_str());
-  };
-  print_side("source", run.source, run.source_rep, source.description);
-  print_side("target", run.target, run.target_rep, target.description);
-  std::printf("%s\n", result.brief_report().c_str());
-  if (run.abs_rho) {
-    std::printf("|rho| = %.4f  (Spearman, ground truth %s)\n", *run.abs_rho, run.truth.c_str());
-  }
-  std::printf("iterations %d, seconds %.3f, termination: %s\n",
-              result.iterations,
-              result.total_seconds,
-              result.message.c_str());
-  std::printf("support %s (%lld entries), memory estimate %.1f MiB of a %.1f MiB budget\n",
-              std::string(to_string(result.support)).c_str(),
-              static_cast<long long>(result.support_nnz),
-              result.estimated_peak_bytes / 1048576.0,
-              result.memory_limit_bytes / 1048576.0);
-  if (!std::isnan(result.row_marginal_error)) {
-    std::printf("marginal errors (L1): rows %.3g, columns %.3g\n",
-                result.row_marginal_error,
-                result.column_marginal_error);
-  }
-  const std::string plan_kind =
-      dense_plan(result) ? std::string("dense")
-      : result.support == Support::kSparse
-          ? "sparse CSR (<= " + std::to_string(result.options.support_size) + " per row)"
-          : "top-" + std::to_string(result.options.top_k) + " CSR";
-  std::printf("wrote %s (%s plan, matching, report)%s%s\n",
-              run.output.c_str(),
-              plan_kind.c_str(),
-              report ? ", report " : "",
-              report ? report->path().c_str() : "");
-  if (joint) {
-    std::printf("joint embedding: %d dimensions, anchor %s (%d principal components), lambda %g\n",
-                joint->dimension,
-                embedding->anchor_is_source ? "source" : "target",
-                joint->anchor_components,
-                embedding->lambda);
-  }
-  if (!result.ok()) {
-    std::fprintf(stderr,
-                 "gwalign: warning: the solve ended with '%s': %s\n",
-                 std::string(to_string(result.termination)).c_str(),
-                 result.message.c_str());
-  }
+  if (embedding) joint = embed_sides(*embedding, in.problem, result, options.knn);
+  write_outputs(out, result, run, joint);
+  print_summary(result, run, in, out, joint, embedding);
   return 0;
 }
 

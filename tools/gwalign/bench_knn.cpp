@@ -7,6 +7,7 @@
 
 #include "bench_util.h"
 #include "cli_util.h"
+#include "interrupt.h"
 #include "command.h"
 #include "core/context.h"
 #include "core/error.h"

@@ -17,6 +17,7 @@
 
 #include "bench_util.h"
 #include "cli_util.h"
+#include "interrupt.h"
 #include "tools/floors/floors.h"
 #include "command.h"
 #include "core/context.h"

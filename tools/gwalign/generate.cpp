@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "interrupt.h"
+#include "solver_flags.h"
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "interrupt.h"
 #include "command.h"
 #include "core/config.h"
 #include "core/error.h"

@@ -12,6 +12,7 @@
 #include "cellgraph/cuda_edge_masks.h"
 #include "cellgraph/edge_masks.h"
 #include "cli_util.h"
+#include "interrupt.h"
 #include "command.h"
 #include "core/context.h"
 #include "core/error.h"

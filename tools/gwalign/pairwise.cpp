@@ -13,6 +13,8 @@
 #include <string>
 
 #include "cli_util.h"
+#include "io/atomic_text_file.h"
+#include "solver_flags.h"
 #include "command.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -156,8 +158,8 @@ int run_pairwise_command(int argc, char** argv) {
         ("knn", "neighbours per point with --points knn-geodesic",
          cxxopts::value<int>()->default_value(std::to_string(defaults.knn)))
         ("solver", "per-pair solver: auto | sampled | exact (auto: the exact-gradient solver "
-         "where gw::solve picks it, i.e. spaces of up to a few thousand nodes, from one start, "
-         "the distance-profile plan; a sampled-loop flag below makes auto sampled)",
+         "where gw::solve's strategy picks it, i.e. spaces of up to a few thousand nodes, from "
+         "one start, the distance-profile plan; a sampled-loop flag below makes auto sampled)",
          cxxopts::value<std::string>()->default_value("auto"))
         ("exact-tol", "exact solver: stop conditional gradient when the objective's relative "
          "decrease or Frank-Wolfe gap falls below this (below 5e-7 a float32 solve finishes in "
@@ -199,35 +201,37 @@ int run_pairwise_command(int argc, char** argv) {
     GW_CHECK(!flags.count("knn") || metric == "knn-geodesic",
              "--knn applies only with --points knn-geodesic (Euclidean distances use no graph)");
     options.solver.knn = flags["knn"].as<int>();
-    options.solver.num_anchors = flags["M"].as<int>();
-    options.solver.epsilon = flags["eps"].as<double>();
-    // The schedule decays from epsilon to epsilon_final: an --eps below the default final value
-    // would otherwise make epsilon rise during the solve.
-    options.solver.epsilon_final = std::min(defaults.epsilon_final, options.solver.epsilon);
-    options.solver.max_iterations = flags["max-iter"].as<int>();
-    options.solver.min_iterations = flags["min-iter"].as<int>();
+    // A flag that is given sets its field (and marks it given: gw::Options, Setting<T>); the
+    // strategy then runs the solver that reads it.
+    if (flags.count("M")) options.solver.num_anchors = flags["M"].as<int>();
+    if (flags.count("eps")) {
+      options.solver.epsilon = flags["eps"].as<double>();
+      // The schedule decays from epsilon to epsilon_final: an --eps below the default final value
+      // would otherwise make epsilon rise during the solve.
+      options.solver.epsilon_final.set_default(
+          std::min(defaults.epsilon_final.value(), options.solver.epsilon.value()));
+    }
+    if (flags.count("max-iter")) options.solver.max_iterations = flags["max-iter"].as<int>();
+    if (flags.count("min-iter")) options.solver.min_iterations = flags["min-iter"].as<int>();
+    if (flags.count("exact-tol")) options.solver.exact_tolerance = flags["exact-tol"].as<double>();
     const std::string solver = flags["solver"].as<std::string>();
     const auto parsed_solver = solver_kind_from_string(solver);
     GW_CHECK(parsed_solver, "--solver must be auto, sampled or exact, got '" << solver << "'");
     options.solver.solver = *parsed_solver;
-    // The sampled loop's settings would do nothing under the exact solver: given explicitly, they
-    // make auto sampled (as in gwalign align) and are a usage error with --solver exact.
+    // Settings the requested solver does not read are usage errors here, before any pair runs
+    // (the strategy of each pair would reject them too, naming the fields).
     for (const char* flag : {"M", "eps", "max-iter", "min-iter"}) {
-      if (flags.count(flag) == 0) continue;
-      GW_CHECK(options.solver.solver != SolverKind::kExact,
+      GW_CHECK(flags.count(flag) == 0 || options.solver.solver != SolverKind::kExact,
                "--" << flag
                     << " is a setting of the sampled solver and does nothing with --solver "
                        "exact; drop it or use --solver sampled");
-      if (options.solver.solver == SolverKind::kAuto) {
-        options.solver.solver = SolverKind::kSampled;
-        options.solver.solver_note =
-            std::string("auto: sampled because --") + flag + " is a sampled-loop setting";
-      }
+      GW_CHECK(flags.count(flag) == 0 || flags.count("exact-tol") == 0,
+               "--exact-tol (the exact solver's) and --" << flag
+                   << " (the sampled solver's) ask for different solvers; drop one of them");
     }
-    options.solver.exact_tolerance = flags["exact-tol"].as<double>();
     GW_CHECK(!flags.count("exact-tol") || options.solver.solver != SolverKind::kSampled,
              "--exact-tol is a setting of the exact solver and does nothing with the sampled one; "
-             "drop it or use --solver exact or auto without sampled-loop flags");
+             "drop it or use --solver exact or auto");
     std::string why;
     GW_CHECK(options.solver.is_valid(&why), why);
     options.threads = flags["threads"].as<int>();
@@ -242,8 +246,8 @@ int run_pairwise_command(int argc, char** argv) {
       options.abort_after = std::atoll(hook);
     }
     const bool quiet = flags.count("quiet") > 0;
-    // The report's directory is checked before any work (AtomicTextFile creates its temporary).
-    std::optional<AtomicTextFile> report;
+    // The report's directory is checked before any work (io::AtomicTextFile creates its temporary).
+    std::optional<io::AtomicTextFile> report;
     if (root && flags.count("json")) report.emplace(flags["json"].as<std::string>());
 
     const std::string path = flags["collection"].as<std::string>();
