@@ -103,8 +103,7 @@ namespace {
   X(hybrid_mirror_iterations)    \
   X(starts)                      \
   X(start_time_budget)           \
-  X(start_probe_iterations)      \
-  X(solver_note)
+  X(start_probe_iterations)
 
 // Enum fields, exposed by name ("dense", "f32", "profiles"); the library's to_string /
 // *_from_string pair converts. distance_mode is optional (None: auto).
@@ -164,10 +163,27 @@ std::vector<std::string> option_names() {
   return names;
 }
 
+// A field's value as Python sees it: a Setting<T> reads as its T (and assigning it from Python
+// marks it given, as the CLI's flags and C++ assignments do).
+template <typename T>
+T value_of(const T& field) {
+  return field;
+}
+template <typename T>
+T value_of(const Setting<T>& field) {
+  return field.value();
+}
+template <typename Field>
+using ValueOf = decltype(value_of(std::declval<const Field&>()));
+
 void bind_options(py::module_& m) {
   py::class_<Options> options(m, "Options");
   options.def(py::init<>());
-#define GW_PY_PLAIN(field) options.def_readwrite(#field, &Options::field);
+#define GW_PY_PLAIN(field)                                                           \
+  options.def_property(                                                              \
+      #field,                                                                        \
+      [](const Options& o) { return value_of(o.field); },                            \
+      [](Options& o, const ValueOf<decltype(Options::field)>& v) { o.field = v; });
   GW_PY_PLAIN_OPTIONS(GW_PY_PLAIN)
 #undef GW_PY_PLAIN
 #define GW_PY_ENUM(field, parse)                                                 \
@@ -186,6 +202,15 @@ void bind_options(py::module_& m) {
     return py::make_tuple(ok, why);
   });
   options.def("__copy__", [](const Options& o) { return Options(o); });
+  // The settings the caller gave (Setting<T> fields assigned), which the strategy reads as
+  // requests for one solver.
+  options.def("given", [](const Options& o) {
+    std::vector<std::string> names;
+    for (std::string_view n : o.given_sampled_settings()) names.emplace_back(n);
+    for (std::string_view n : o.given_exact_settings()) names.emplace_back(n);
+    if (o.plan_format.given()) names.emplace_back("plan_format");
+    return names;
+  });
   options.def_static("field_names", &option_names);
 }
 
@@ -346,6 +371,54 @@ struct ProgressBridge {
   }
 };
 
+// The problem of a solve from the sides and arrays Python gives (their geometry moved in, so the
+// caller moves it back when only the strategy is wanted).
+Problem problem_of(Side& source,
+                   Side& target,
+                   const py::object& p,
+                   const py::object& q,
+                   const py::object& feature_cost,
+                   const py::object& initial_plan) {
+  Problem problem;
+  if (!p.is_none()) problem.source_weights = vector_values(p);
+  if (!q.is_none()) problem.target_weights = vector_values(q);
+  const Index n = source.side.geometry.num_nodes(), k = target.side.geometry.num_nodes();
+  auto dense = [&](const py::object& o, const char* what) {
+    const py::array a = py::array::ensure(o);
+    GW_CHECK(a && a.ndim() == 2 && a.shape(0) == n && a.shape(1) == k,
+             what << " must be an n x k = " << n << " x " << k << " array");
+    return DenseMatrix<double>(n, k, matrix_values<double>(a, what));
+  };
+  if (!feature_cost.is_none()) problem.feature_cost = dense(feature_cost, "feature_cost");
+  if (!initial_plan.is_none()) problem.initial_plan = dense(initial_plan, "initial_plan");
+  problem.source = std::move(source.side.geometry);
+  problem.target = std::move(target.side.geometry);
+  return problem;
+}
+
+// gw::choose_strategy for the sides (which stay usable for a solve).
+Strategy run_choose_strategy(const std::shared_ptr<Side>& source,
+                             const std::shared_ptr<Side>& target,
+                             const py::object& p,
+                             const py::object& q,
+                             const py::object& feature_cost,
+                             const py::object& initial_plan,
+                             const Options& options) {
+  GW_CHECK(!source->used && !target->used, "a side was already used by a solve; build it again");
+  Problem problem = problem_of(*source, *target, p, q, feature_cost, initial_plan);
+  Strategy strategy;
+  try {
+    strategy = choose_strategy(problem, options);
+  } catch (...) {
+    source->side.geometry = std::move(problem.source);
+    target->side.geometry = std::move(problem.target);
+    throw;
+  }
+  source->side.geometry = std::move(problem.source);
+  target->side.geometry = std::move(problem.target);
+  return strategy;
+}
+
 std::shared_ptr<Result> run_solve(const std::shared_ptr<Side>& source,
                                   const std::shared_ptr<Side>& target,
                                   const py::object& p,
@@ -355,20 +428,7 @@ std::shared_ptr<Result> run_solve(const std::shared_ptr<Side>& source,
                                   Options options,
                                   const py::object& progress) {
   GW_CHECK(!source->used && !target->used, "a side was already used by a solve; build it again");
-  Problem problem;
-  if (!p.is_none()) problem.source_weights = vector_values(p);
-  if (!q.is_none()) problem.target_weights = vector_values(q);
-  const Index n = source->side.geometry.num_nodes(), k = target->side.geometry.num_nodes();
-  auto dense = [&](const py::object& o, const char* what) {
-    const py::array a = py::array::ensure(o);
-    GW_CHECK(a && a.ndim() == 2 && a.shape(0) == n && a.shape(1) == k,
-             what << " must be an n x k = " << n << " x " << k << " array");
-    return DenseMatrix<double>(n, k, matrix_values<double>(a, what));
-  };
-  if (!feature_cost.is_none()) problem.feature_cost = dense(feature_cost, "feature_cost");
-  if (!initial_plan.is_none()) problem.initial_plan = dense(initial_plan, "initial_plan");
-  problem.source = std::move(source->side.geometry);
-  problem.target = std::move(target->side.geometry);
+  Problem problem = problem_of(*source, *target, p, q, feature_cost, initial_plan);
   source->used = target->used = true;
 
   auto bridge = std::make_shared<ProgressBridge>();
@@ -402,6 +462,42 @@ py::dict progress_dict(const Progress& p) {
 }
 
 void bind_results(py::module_& m) {
+  py::class_<Candidate>(m, "Candidate")
+      .def_readonly("name", &Candidate::name)
+      .def_readonly("possible", &Candidate::possible)
+      .def_readonly("why_not", &Candidate::why_not)
+      .def_readonly("seconds", &Candidate::seconds)
+      .def_readonly("bytes", &Candidate::bytes)
+      .def("__repr__", [](const Candidate& c) {
+        return "Candidate(" + c.name + ", " + (c.possible ? "possible" : "ruled out") + ")";
+      });
+  py::class_<Strategy>(m, "Strategy")
+      .def_property_readonly("support",
+                             [](const Strategy& s) { return std::string(to_string(s.support)); })
+      .def_readonly("support_reason", &Strategy::support_reason)
+      .def_property_readonly("solver",
+                             [](const Strategy& s) { return std::string(to_string(s.solver)); })
+      .def_readonly("solver_reason", &Strategy::solver_reason)
+      .def_property_readonly(
+          "exact_method", [](const Strategy& s) { return std::string(to_string(s.exact_method)); })
+      .def_property_readonly("backend",
+                             [](const Strategy& s) { return std::string(to_string(s.backend)); })
+      .def_readonly("backend_reason", &Strategy::backend_reason)
+      .def_property_readonly(
+          "precision", [](const Strategy& s) { return std::string(to_string(s.precision)); })
+      .def_readonly("precision_reason", &Strategy::precision_reason)
+      .def_readonly("threads", &Strategy::threads)
+      .def_readonly("threads_reason", &Strategy::threads_reason)
+      .def_readonly("loss_computed", &Strategy::loss_computed)
+      .def_readonly("loss_exact", &Strategy::loss_exact)
+      .def_readonly("loss_reason", &Strategy::loss_reason)
+      .def_readonly("estimated_peak_bytes", &Strategy::estimated_peak_bytes)
+      .def_readonly("memory_limit_bytes", &Strategy::memory_limit_bytes)
+      .def_readonly("candidates", &Strategy::candidates)
+      .def("explain", &Strategy::explain)
+      .def("to_json", &Strategy::to_json)
+      .def("__repr__", [](const Strategy& s) { return s.explain(); });
+
   py::class_<Progress>(m, "Progress")
       .def_readonly("iteration", &Progress::iteration)
       .def_readonly("max_iterations", &Progress::max_iterations)
@@ -451,9 +547,19 @@ void bind_results(py::module_& m) {
       .def_readonly("restart_losses", &Result::restart_losses)
       .def_readonly("restart_chosen", &Result::restart_chosen)
       .def_readonly("multiscale_used", &Result::multiscale_used)
-      .def_readonly("solver", &Result::solver)
-      .def_readonly("solver_reason", &Result::solver_reason)
-      .def_readonly("exact_method", &Result::exact_method)
+      .def_readonly("strategy", &Result::strategy)
+      .def_property_readonly(
+          "solver", [](const Result& r) { return std::string(to_string(r.strategy.solver)); })
+      .def_property_readonly("solver_reason",
+                             [](const Result& r) { return r.strategy.solver_reason; })
+      .def_property_readonly("support",
+                             [](const Result& r) { return std::string(to_string(r.strategy.support)); })
+      .def_property_readonly("exact_method",
+                             [](const Result& r) {
+                               return r.strategy.solver == SolverKind::kExact
+                                          ? std::string(to_string(r.strategy.exact_method))
+                                          : std::string();
+                             })
       .def_readonly("start_chosen", &Result::start_chosen)
       .def_readonly("float64_finish_iterations", &Result::float64_finish_iterations)
       .def_property_readonly("starts",
@@ -654,6 +760,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("initial_plan"),
         py::arg("options"),
         py::arg("progress"));
+  m.def("choose_strategy",
+        &run_choose_strategy,
+        py::arg("source"),
+        py::arg("target"),
+        py::arg("p"),
+        py::arg("q"),
+        py::arg("feature_cost"),
+        py::arg("initial_plan"),
+        py::arg("options"));
   m.def("feature_cost_from_features", [](const py::array& f, const py::array& g) {
     GW_CHECK(f.ndim() == 2 && g.ndim() == 2 && f.shape(1) == g.shape(1),
              "features must be n x d and k x d arrays with the same d");
