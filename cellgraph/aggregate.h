@@ -59,12 +59,12 @@ struct GeneAggregate {
 // found by sorting instead of a direct table (O(tokens log tokens)) and each token's gene is kept
 // in a B x T table. Memory: O(id range) integers (B x T with sparse ids) plus, per thread, one
 // chunk's sums, besides the output. Parallel over chunks (OpenMP, `threads`).
-// Measured on a 2-core AMD EPYC VM (B x T x H = 1024 x 4096 x 128 float): 6-9x the time of one
-// streaming read of the embeddings, limited by the per-token read-modify-write of a gene's
-// sums in the last-level cache; an exact, order-fixed double sum per gene rules out splitting
-// the rows between threads. On inputs of gigabytes, TLB misses on 4 KiB pages are part of the
-// cost, which an embeddings buffer backed by transparent huge pages (madvise(MADV_HUGEPAGE)
-// before it is filled; PyTorch: THP_MEM_ALLOC_ENABLE=1) reduces.
+// Measured on a 2-core AMD EPYC VM (B x T x H = 1024 x 4096 x 128 float): 3.1-5.4x the time of
+// one streaming read of the embeddings (bench/RESULTS.md, "Graph-cell kernels"), limited by the
+// per-token read-modify-write of a gene's sums in the last-level cache; an exact, order-fixed
+// double sum per gene rules out splitting the rows between threads. On inputs of gigabytes, TLB
+// misses on 4 KiB pages are part of the cost, which an embeddings buffer backed by transparent
+// huge pages (madvise(MADV_HUGEPAGE) before it is filled; PyTorch: THP_MEM_ALLOC_ENABLE=1) reduces.
 GeneAggregate<float> aggregate_by_gene(std::span<const float> embeddings,
                                        std::span<const Index> gene_ids,
                                        std::span<const Index> lengths,

@@ -10,9 +10,8 @@ namespace {
 // Tokens ahead whose rows and gene sums are prefetched when their gene is in the chunk: a chunk
 // owns a fraction of the tokens, so the rows it reads are increasing but with gaps, which the
 // hardware prefetcher does not bridge, and each token's 1 KiB of double sums (hidden 128) sits at
-// a random place in a chunk of last-level cache. Prefetching the sums too (for writing) took the
-// 1024 x 4096 x 128 benchmark from 0.23-0.25 to 0.165-0.18 s on a 2-core Zen 5 VM; distances 4, 16
-// and 32 measured no better than 8 (bench/RESULTS.md).
+// a random place in a chunk of last-level cache, so the sums are prefetched too (for writing).
+// 8 tokens ahead measured best of 4-32 (bench/RESULTS.md, "Calibrated constants").
 constexpr Index kPrefetchDistance = 8;
 
 template <typename T>

@@ -420,7 +420,7 @@ struct alignas(64) Vec {
 
 // Channels per block: four vectors = 64 float / 32 double channels = 256 bytes per row. Fewer
 // vectors per row pay the per-entry overhead (index load, address, broadcast) more often; the
-// tile's buffers stay in L2 either way (measured in bench/RESULTS.md).
+// tile's buffers stay in L2 either way (bench/RESULTS.md, "Graph-cell kernels").
 constexpr int kVecs = 4;
 static_assert(kVecs * 64 == kRowBytes, "entry_bytes_ assume kRowBytes per tile row");
 static_assert(kRowBytes == detail::kDiffusionRowBytes, "the kernel's row layout");

@@ -18,7 +18,7 @@ template <typename T>
 using Vec = typename VecOf<T>::type;
 
 // Four vectors per row: fewer pay the per-entry overhead (index load, address, broadcast) more
-// often; the tile's buffers stay in L2 either way (bench/RESULTS.md).
+// often; the tile's buffers stay in L2 either way (bench/RESULTS.md, "Graph-cell kernels").
 constexpr int kVecs = kDiffusionRowBytes / 64;
 
 // An entry costs one index load, one broadcast and kVecs multiply-adds with a memory operand.

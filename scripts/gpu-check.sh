@@ -3,7 +3,7 @@
 #   1. configures a CUDA build in build-gpu (sm_90, Release, the default portable CPU build) and builds it;
 #   2. runs the GPU test suites: ctest -L gpu --output-on-failure;
 #   3. runs the GPU benchmarks listed in GPU_BENCHES below (each prints one JSON object);
-#   4. prints a short table last: the numbers to copy into bench/RESULTS.md.
+#   4. prints a short table last: the figures for bench/RESULTS.md and bench/history/gpu.md.
 # Exit status: non-zero if the build, a GPU test or a benchmark failed (the table is printed
 # whenever the build succeeded).
 #

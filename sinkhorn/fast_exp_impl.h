@@ -199,7 +199,7 @@ inline __m512d exp2_avx512(__m512d y) {
 
 // Software prefetch distance of the cost stream in the AVX-512 row kernels. With the exp work in
 // the loop the hardware prefetcher alone leaves ~15% of the time in load stalls; 2-8 KB ahead
-// measured the same (4000 x 5000 float, 2 threads: 3.2 -> 2.8 ms per iteration), 16 KB worse.
+// measure the same, 16 KB worse (bench/RESULTS.md, "Calibrated constants").
 inline constexpr int kCostPrefetchBytes = 4096;
 
 // Lane sums in a fixed order (GCC 12's _mm512_reduce_add_pd warns about its own header).

@@ -4,7 +4,7 @@ Debian 12's OpenBLAS (0.3.21) picks its kernels by CPU model. A model newer than
 Intel Xeon family 6 model 207, Emerald Rapids) falls back to "Prescott" (SSE3) kernels: there a
 150 x 150 float64 GEMM runs 2.3x slower than with the SkylakeX kernels the CPU supports, and POT's
 exact GW over the 780 pairs of a 40-shape collection took 0.258 s per pair instead of 0.150
-(bench/RESULTS.md, issue 14) -- a comparison that would flatter gwalign.
+(bench/RESULTS.md, "Peers and their BLAS") -- a comparison that would flatter gwalign.
 
 call() (before the script's timed work) asks OpenBLAS, through threadpoolctl, which kernels it
 chose; when that is Prescott but the CPU has AVX-512 (SkylakeX kernels) or AVX2 + FMA (Haswell),

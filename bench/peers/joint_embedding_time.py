@@ -1,4 +1,4 @@
-"""Times gwalign.joint_embedding (bench/RESULTS.md, joint embedding): a 40,000 x 50 anchor, a
+"""Times gwalign.joint_embedding (bench/RESULTS.md, "Python package"): a 40,000 x 50 anchor, a
 50,000-point child on a 10-neighbour ring graph, a CSR plan with 10 entries per row, dimension 30;
 median / min / max of 5 runs with lambda_reg 0 and 1.
 
