@@ -30,7 +30,9 @@ def _this_interpreter():
 
 
 def _loadable_by_this_interpreter(filename):
-    return any(filename.endswith(suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+    # The import system looks for exactly _core + one of these suffixes (e.g.
+    # .cpython-311-x86_64-linux-gnu.so, .abi3.so, .so); _core.cpython-312-....so is not one.
+    return any(filename == "_core" + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def _tag(filename):
