@@ -114,5 +114,6 @@ def dependency_import_error(error):
                  % (info.python_executable, os.path.dirname(_HERE), info.python_executable,
                     _rebuild_for_this_interpreter(info)))
     else:
-        text += " Install numpy and scipy for this interpreter (Debian: python3-numpy python3-scipy)."
+        text += (" Install numpy and scipy for this interpreter (Debian: python3-numpy "
+                 "python3-scipy).")
     return ImportError(text, name=error.name)
