@@ -70,14 +70,21 @@ def core_import_error(error):
     if isinstance(error, ModuleNotFoundError) and error.name in ("numpy", "scipy"):
         return dependency_import_error(error)
     if info is not None and info.reason:
-        text = ("gwalign: this build folder (%s) has no Python extension gwalign._core: %s."
-                % (info.binary_dir, info.reason))
+        text = ("gwalign: this build folder (%s) has no Python extension gwalign._core: %s. "
+                "Build it with: cmake -S %s -B %s -DGWALIGN_PYTHON=ON && cmake --build %s "
+                "--target gwalign_python"
+                % (info.binary_dir, info.reason, info.source_dir, info.binary_dir,
+                   info.binary_dir))
         return ImportError(text, name="gwalign._core", path=_HERE)
     files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(_HERE, "_core.*"))
                    if not f.endswith((".py", ".pyc")))
     loadable = [f for f in files if _loadable_by_this_interpreter(f)]
     built_for = _built_for(info, files)
-    if not files:
+    if not files and info is None:
+        text = ("gwalign: the compiled extension gwalign._core is missing from %s (an incomplete "
+                "installation, not a build folder). Install gwalign for %s with: %s"
+                % (_HERE, _this_interpreter(), _build_command(info)))
+    elif not files:
         text = ("gwalign: the compiled extension gwalign._core is missing from %s (this build "
                 "configured it for %s but did not build it). Build it with: %s"
                 % (_HERE, built_for, _build_command(info)))

@@ -66,8 +66,9 @@ def test_import_of_a_folder_configured_without_python_says_why_it_has_no_extensi
     code, message = import_gwalign(build / "python")
     assert code != 0
     assert message == ("ImportError: gwalign: this build folder (%s) has no Python extension "
-                       "gwalign._core: this build was configured with -DGWALIGN_PYTHON=OFF."
-                       % build)
+                       "gwalign._core: this build was configured with -DGWALIGN_PYTHON=OFF. "
+                       "Build it with: cmake -S %s -B %s -DGWALIGN_PYTHON=ON && cmake --build %s "
+                       "--target gwalign_python" % (build, SOURCE_DIR, build, build))
 
 
 @needs_build
