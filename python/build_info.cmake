@@ -1,4 +1,4 @@
-# gwalign_python_build_info(REASON): what `import gwalign` from this build folder can tell about
+# gwalign_python_build_info(REASON...): what `import gwalign` from this build folder can tell about
 # it, written at configure time so that ${PROJECT_BINARY_DIR}/python/gwalign/ is a real package
 # from the start (never an empty namespace package, whichever targets were built):
 #   __init__.py     the package's own, which imports the extension gwalign._core and, when that
@@ -11,8 +11,8 @@
 # every configure. Included by the top-level CMakeLists.txt.
 set(gwalign_python_package_dir ${PROJECT_BINARY_DIR}/python/gwalign)
 
-function(gwalign_python_build_info reason)
-  set(GWALIGN_PY_REASON "${reason}")
+function(gwalign_python_build_info)
+  string(JOIN "" GWALIGN_PY_REASON ${ARGV})  # REASON may come in pieces, joined as message() does
   set(GWALIGN_PY_EXECUTABLE "${Python3_EXECUTABLE}")
   set(GWALIGN_PY_VERSION "${Python3_VERSION}")
   set(GWALIGN_PY_EXTENSION "")

@@ -57,18 +57,25 @@ def test_import_from_a_configured_but_unbuilt_folder_names_the_extension_interpr
 
 
 @needs_build
-def test_import_of_a_folder_configured_without_python_says_why_it_has_no_extension(tmp_path):
+@pytest.mark.parametrize("flag,reason", [
+    ("-DGWALIGN_PYTHON=OFF", "this build was configured with -DGWALIGN_PYTHON=OFF"),
+    # An interpreter CMake cannot run: what a machine without the development files gets.
+    ("-DPython3_EXECUTABLE=/nonexistent/python3",
+     "CMake found no Python 3 development files or no pybind11 when this build was configured "
+     "(Debian: apt-get install python3-dev pybind11-dev)")])
+def test_import_of_a_folder_configured_without_python_says_why_and_how_to_build_it(
+        tmp_path, flag, reason):
     build = tmp_path / "build"
     subprocess.run(["cmake", "-S", str(SOURCE_DIR), "-B", str(build), "-G", cmake_generator(),
-                    "-DGWALIGN_PYTHON=OFF", "-DGWALIGN_ENABLE_CUDA=OFF",
-                    "-DGWALIGN_BUILD_TESTS=OFF", "-DGWALIGN_BUILD_BENCH=OFF"],
+                    flag, "-DGWALIGN_ENABLE_CUDA=OFF", "-DGWALIGN_BUILD_TESTS=OFF",
+                    "-DGWALIGN_BUILD_BENCH=OFF"],
                    check=True, capture_output=True)
     code, message = import_gwalign(build / "python")
     assert code != 0
     assert message == ("ImportError: gwalign: this build folder (%s) has no Python extension "
-                       "gwalign._core: this build was configured with -DGWALIGN_PYTHON=OFF. "
-                       "Build it with: cmake -S %s -B %s -DGWALIGN_PYTHON=ON && cmake --build %s "
-                       "--target gwalign_python" % (build, SOURCE_DIR, build, build))
+                       "gwalign._core: %s. Build it with: cmake -S %s -B %s -DGWALIGN_PYTHON=ON "
+                       "&& cmake --build %s --target gwalign_python"
+                       % (build, reason, SOURCE_DIR, build, build))
 
 
 @needs_build
