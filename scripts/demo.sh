@@ -44,6 +44,7 @@ echo "plan, matching and report: $OUT_DIR/spiral_to_swissroll.h5 (inspect: $GWAL
 echo "full JSON report:          $OUT_DIR/spiral_to_swissroll.json"
 if [ ${#targets[@]} -gt 1 ]; then
   # The interpreter the extension was built for (written by CMake into the package).
-  python="$(sed -n 's/^python_executable = "\(.*\)"$/\1/p' "$BUILD_DIR/python/gwalign/_build_info.py")"
-  echo "Python package:            PYTHONPATH=$BUILD_DIR/python $python -c \"import gwalign\" (README.md, Python)"
+  info="$BUILD_DIR/python/gwalign/_build_info.py"
+  python="$(sed -n 's/^python_executable = "\(.*\)"$/\1/p' "$info")"
+  echo "Python package (README.md, Python): PYTHONPATH=$BUILD_DIR/python $python -c \"import gwalign\""
 fi
