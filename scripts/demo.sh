@@ -16,8 +16,16 @@ GWALIGN="$BUILD_DIR/tools/gwalign/gwalign"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-# Ninja rebuilds only what changed, so this is quick when the binary is up to date.
-cmake --build "$BUILD_DIR" --target gwalign_cli -j "$JOBS" >/dev/null
+# Ninja rebuilds only what changed, so this is quick when the binary is up to date. The Python
+# package (gwalign_python: the extension gwalign._core and the pure-Python files, for the Python 3
+# CMake found, Debian's /usr/bin/python3) is built too when it is configured, which it is when
+# python3-dev and pybind11-dev are present (deps.sh installs them): README.md's Python lines,
+# PYTHONPATH=build/python /usr/bin/python3 ..., then work right after this script.
+targets=(gwalign_cli)
+if grep -q '^build gwalign_python:' "$BUILD_DIR/build.ninja"; then
+  targets+=(gwalign_python)
+fi
+cmake --build "$BUILD_DIR" --target "${targets[@]}" -j "$JOBS" >/dev/null
 
 # The bundled inputs (committed; regenerated here only if missing), made by our own generator
 # with a fixed seed, as data/README.md records.
@@ -34,3 +42,9 @@ echo "== gwalign align: spiral (400 points, 2-D) -> swiss roll (500 points, 3-D)
 echo
 echo "plan, matching and report: $OUT_DIR/spiral_to_swissroll.h5 (inspect: $GWALIGN info $OUT_DIR/spiral_to_swissroll.h5)"
 echo "full JSON report:          $OUT_DIR/spiral_to_swissroll.json"
+if [ ${#targets[@]} -gt 1 ]; then
+  # The interpreter the extension was built for (written by CMake into the package).
+  info="$BUILD_DIR/python/gwalign/_build_info.py"
+  python="$(sed -n 's/^python_executable = "\(.*\)"$/\1/p' "$info")"
+  echo "Python package (README.md, Python): PYTHONPATH=$BUILD_DIR/python $python -c \"import gwalign\""
+fi

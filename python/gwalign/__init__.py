@@ -10,10 +10,23 @@ Drop-in entry points: gwalign.gromov (POT 0.8's GW functions), gwalign.torchgw (
 sampled-GW package's sampled_gw / build_knn_graph). Graph-cell kernels: gwalign.cellgraph.
 """
 
-from . import _core
-from ._align import (Options, Result, align, align_anndata, gw_loss, knn_graph, make_options,
-                     option_names, options_dict)
-from ._embedding import joint_embedding
+# A build folder whose extension was not built, an extension built for another interpreter, or
+# an interpreter without numpy: one ImportError that says which and how to fix it (_diagnose.py),
+# raised here rather than an AttributeError later.
+try:
+    from . import _core
+except ImportError as _error:
+    from ._diagnose import core_import_error
+    raise core_import_error(_error) from _error
+try:
+    from ._align import (Options, Result, align, align_anndata, gw_loss, knn_graph, make_options,
+                         option_names, options_dict)
+    from ._embedding import joint_embedding
+except ModuleNotFoundError as _error:
+    if _error.name not in ("numpy", "scipy"):
+        raise
+    from ._diagnose import dependency_import_error
+    raise dependency_import_error(_error) from _error
 
 Progress = _core.Progress
 __version__ = _core.__version__

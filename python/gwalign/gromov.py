@@ -3,9 +3,11 @@
     from gwalign import gromov            # instead of: from ot import gromov
     T = gromov.gromov_wasserstein(C1, C2, p, q, "square_loss")
 
-Same signatures, return types and log keys as POT 0.8 (numpy arrays in and out; a torch tensor
-C1 gives torch tensors back when torch is installed). The solver underneath is gwalign's sampled
-GW, not POT's conditional gradient / exact mirror descent, so:
+Same signatures, return types, log keys and log value types as POT 0.8 (numpy arrays in, numpy
+arrays and numpy float64 out; torch tensors in, torch tensors out, log["u"], log["v"], log["T"],
+the distances and the entropic log["err"] entries included, as POT's backend gives them;
+tests/python/test_dropin_api.py compares them with the installed POT). The solver underneath is
+gwalign's sampled GW, not POT's conditional gradient / exact mirror descent, so:
 
 * Only loss_fun="square_loss"; "kl_loss" raises NotImplementedError.
 * C1 and C2 must be distance matrices (non-negative, symmetric, zero diagonal), as gwalign
@@ -64,6 +66,21 @@ def _like(value, reference):
         import torch
         return torch.as_tensor(np.asarray(value), dtype=reference.dtype, device=reference.device)
     return value if np.ndim(value) else np.float64(value)
+
+
+def _log_like(lg, reference):
+    """The log with POT's value types: arrays and distances (u, v, T, gw_dist, fgw_dist) and the
+    entropic solver's err entries in the array type of `reference` (0-dim tensors for torch),
+    conditional gradient's loss entries as numpy float64, as POT 0.8 gives them."""
+    out = dict(lg)
+    for key in ("u", "v", "T", "gw_dist", "fgw_dist"):
+        if key in out:
+            out[key] = _like(out[key], reference)
+    if "err" in out:
+        out["err"] = [_like(e, reference) for e in out["err"]]
+    if "loss" in out:
+        out["loss"] = [np.float64(x) for x in out["loss"]]
+    return out
 
 
 def _pot_kwargs(kwargs):
@@ -144,7 +161,7 @@ def gromov_wasserstein(C1, C2, p, q, loss_fun="square_loss", log=False, armijo=F
     _check_loss(loss_fun)
     result, T, c1, c2, pn, qn = _solve(C1, C2, p, q, G0, **_pot_kwargs(kwargs))
     if log:
-        return _like(T, C1), _cg_log(result, T, c1, c2, pn, qn)
+        return _like(T, C1), _log_like(_cg_log(result, T, c1, c2, pn, qn), C1)
     return _like(T, C1)
 
 
@@ -154,9 +171,9 @@ def gromov_wasserstein2(C1, C2, p, q, loss_fun="square_loss", log=False, armijo=
     _check_loss(loss_fun)
     result, T, c1, c2, pn, qn = _solve(C1, C2, p, q, G0, **_pot_kwargs(kwargs))
     lg = _cg_log(result, T, c1, c2, pn, qn)
-    lg["T"] = _like(T, C1)
-    gw = _like(lg["gw_dist"], C1)
-    return (gw, lg) if log else gw
+    lg["T"] = T
+    lg = _log_like(lg, C1)
+    return (lg["gw_dist"], lg) if log else lg["gw_dist"]
 
 
 def _entropic(C1, C2, p, q, epsilon, max_iter, tol):
@@ -176,7 +193,7 @@ def entropic_gromov_wasserstein(C1, C2, p, q, loss_fun, epsilon, max_iter=1000, 
     """Entropic GW coupling (epsilon in POT's raw cost units, converted as the module says)."""
     _check_loss(loss_fun)
     T, lg = _entropic(C1, C2, p, q, epsilon, max_iter, tol)
-    return (_like(T, C1), lg) if log else _like(T, C1)
+    return (_like(T, C1), _log_like(lg, C1)) if log else _like(T, C1)
 
 
 def entropic_gromov_wasserstein2(C1, C2, p, q, loss_fun, epsilon, max_iter=1000, tol=1e-9,
@@ -184,9 +201,9 @@ def entropic_gromov_wasserstein2(C1, C2, p, q, loss_fun, epsilon, max_iter=1000,
     """Entropic GW distance; (gw, log) with log["T"] when log=True."""
     _check_loss(loss_fun)
     T, lg = _entropic(C1, C2, p, q, epsilon, max_iter, tol)
-    lg["T"] = _like(T, C1)
-    gw = _like(lg["gw_dist"], C1)
-    return (gw, lg) if log else gw
+    lg["T"] = T
+    lg = _log_like(lg, C1)
+    return (lg["gw_dist"], lg) if log else lg["gw_dist"]
 
 
 def _fused(M, C1, C2, p, q, alpha, G0, kwargs):
@@ -204,7 +221,7 @@ def fused_gromov_wasserstein(M, C1, C2, p, q, loss_fun="square_loss", alpha=0.5,
     """Fused GW coupling of (1 - alpha) <M, T> + alpha GW(T); (T, log) when log=True."""
     _check_loss(loss_fun)
     T, lg = _fused(M, C1, C2, p, q, alpha, G0, kwargs)
-    return (_like(T, C1), lg) if log else _like(T, C1)
+    return (_like(T, C1), _log_like(lg, C1)) if log else _like(T, C1)
 
 
 def fused_gromov_wasserstein2(M, C1, C2, p, q, loss_fun="square_loss", alpha=0.5, armijo=False,
@@ -212,6 +229,6 @@ def fused_gromov_wasserstein2(M, C1, C2, p, q, loss_fun="square_loss", alpha=0.5
     """Fused GW distance; (fgw, log) with log["T"] when log=True."""
     _check_loss(loss_fun)
     T, lg = _fused(M, C1, C2, p, q, alpha, G0, kwargs)
-    lg["T"] = _like(T, C1)
-    fgw = _like(lg["fgw_dist"], C1)
-    return (fgw, lg) if log else fgw
+    lg["T"] = T
+    lg = _log_like(lg, C1)
+    return (lg["fgw_dist"], lg) if log else lg["fgw_dist"]

@@ -1,12 +1,15 @@
-"""Drop-in entry points for the reference sampled-GW package (TorchGW): ``sampled_gw`` and
-``build_knn_graph`` with its public signature, parameter names, defaults and return types.
+"""Drop-in entry points for the reference sampled-GW package (TorchGW): ``sampled_gw``,
+``build_knn_graph``, ``joint_embedding`` and ``sampled_lowrank_gw`` with its public signatures
+(parameter names, order, defaults) and return types.
 
     from gwalign.torchgw import sampled_gw      # instead of: from torchgw import sampled_gw
     T = sampled_gw(X, Y, distance_mode="landmark", M=80)
 
 Written from the package's documented API (its README and docstrings); none of its code is used.
-Returns a torch.Tensor (float64, on the CPU) when torch is importable, else a numpy array;
-(T, {"err_list", "n_iter", "gw_cost"}) with log=True.
+Return types are the reference's: sampled_gw -> torch.Tensor (float64, on the CPU), or
+(T, {"err_list", "n_iter", "gw_cost"}) with log=True; build_knn_graph -> scipy.sparse.csr_matrix;
+joint_embedding -> {name: numpy.ndarray}. Without torch (which the reference requires)
+sampled_gw returns a numpy array instead.
 
 Parameter mapping onto gwalign.Options:
   M -> num_anchors, alpha -> momentum, max_iter -> max_iterations, tol -> tolerance,
@@ -21,17 +24,24 @@ Parameter mapping onto gwalign.Options:
   run its exact, unregularized solver on small problems; solver="auto" by name restores it).
 joint_embedding(anchor_name, data_by_name, graphs_by_name, transport_plans, lambda_reg=1.0,
 out_dim=30) is gwalign.joint_embedding (the anchor's PCA, then Laplacian-smoothed barycentric
-projections; see its docstring): {name: n x out_dim} float64, torch tensors when torch is
-importable. Not supported (NotImplementedError naming the parameter): differentiable=True (no
-autograd through the C++ solver) and the low-rank solver (sampled_lowrank_gw, any rank). Other
-gwalign options can be passed by name as extra keyword arguments (e.g. seed=1, threads=2).
+projections; see its docstring): {name: n x out_dim float64 ndarray}. Not supported
+(NotImplementedError naming the parameter): differentiable=True (no autograd through the C++
+solver) and the low-rank solver (sampled_lowrank_gw, any rank; semi_relaxed=True there is the
+reference's ValueError). Other gwalign options can be passed to sampled_gw by name as extra
+keyword arguments (e.g. seed=1, threads=2).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _align
+
+if TYPE_CHECKING:  # the return annotations (strings: this module imports torch only when used)
+    import torch
+    from scipy.sparse import csr_matrix
 
 __all__ = ["sampled_gw", "sampled_lowrank_gw", "build_knn_graph", "joint_embedding"]
 
@@ -54,9 +64,9 @@ def _output(T):
     return torch.from_numpy(np.ascontiguousarray(T))
 
 
-def build_knn_graph(X, k=30):
-    """Symmetric kNN graph of the rows of X (scipy.sparse CSR, weights = Euclidean distances),
-    stitched until connected (gwalign.knn_graph)."""
+def build_knn_graph(X, k=30) -> csr_matrix:
+    """Symmetric kNN graph of the rows of X: a scipy.sparse.csr_matrix (n x n, weights =
+    Euclidean distances), stitched until connected (gwalign.knn_graph)."""
     return _align.knn_graph(_numpy(X), k)
 
 
@@ -66,13 +76,16 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
                min_iter_before_converge=50, device=None, verbose=False, verbose_every=20,
                log=False, differentiable=False, grad_mode="implicit", semi_relaxed=False,
                rho=1.0, multiscale=False, n_coarse=None, lambda_ema_beta=None,
-               mixed_precision=False, **gwalign_options):
+               mixed_precision=False,
+               **gwalign_options) -> torch.Tensor | tuple[torch.Tensor, dict]:
     """Sampled Gromov-Wasserstein plan between two datasets (TorchGW's sampled_gw).
 
     Sides: (X_source, X_target) point clouds, (dist_source, dist_target) precomputed distance
     matrices (used with distance_mode="precomputed", or when no point clouds are given), or only
     C_linear with fgw_alpha=1 (plain entropic OT); fgw_alpha < 1 without either pair is a
-    ValueError naming distance_mode. Returns T (N x K)."""
+    ValueError naming distance_mode. Returns T (N x K, a float64 torch.Tensor on the CPU; a
+    numpy array when torch is not installed), or (T, {"err_list", "n_iter", "gw_cost"}) with
+    log=True."""
     if differentiable:
         raise NotImplementedError("differentiable=True is not supported by gwalign.torchgw "
                                   "(no autograd through the C++ solver)")
@@ -150,23 +163,36 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
     return T
 
 
-def sampled_lowrank_gw(*args, rank=20, **kwargs):
-    """TorchGW's low-rank solver: not supported (NotImplementedError)."""
+def sampled_lowrank_gw(X_source=None, X_target=None, p=None, q=None, *, rank=20, lr_max_iter=5,
+                       lr_dykstra_max_iter=50, distance_mode="dijkstra", dist_source=None,
+                       dist_target=None, n_landmarks=50, fgw_alpha=0.0, C_linear=None,
+                       s_shared=None, M=50, alpha=0.9, max_iter=500, tol=1e-5, epsilon=0.001,
+                       k=30, min_iter_before_converge=50, device=None, verbose=False,
+                       verbose_every=20, log=False, semi_relaxed=False, rho=1.0, multiscale=False,
+                       n_coarse=None, lambda_ema_beta=None,
+                       mixed_precision=False) -> torch.Tensor | tuple[torch.Tensor, dict]:
+    """TorchGW's low-rank solver, with its signature: not supported. semi_relaxed=True is a
+    ValueError (as in the reference, which checks it first); any other call raises
+    NotImplementedError."""
+    if semi_relaxed:
+        raise ValueError("semi_relaxed is not supported by the low-rank solver "
+                         "(sampled_lowrank_gw)")
     raise NotImplementedError("sampled_lowrank_gw (rank=%r) is not supported by gwalign.torchgw; "
                               "use sampled_gw, or gwalign.align with distance_mode='landmark'"
                               % (rank,))
 
 
 def joint_embedding(anchor_name, data_by_name, graphs_by_name, transport_plans, lambda_reg=1.0,
-                    out_dim=30):
-    """Joint embedding of several datasets from their transport plans (TorchGW's signature).
+                    out_dim=30) -> dict[str, np.ndarray]:
+    """Joint embedding of several datasets from their transport plans (TorchGW's signature and
+    return type).
 
     transport_plans maps (name_a, name_b) -> T (rows = name_a's points; either order, e.g.
-    (query, anchor) as in TorchGW); every dataset must be linked to anchor_name by plans.
-    Returns {name: (n_samples, out_dim)}, a torch.Tensor per dataset when torch is importable,
-    else an ndarray (float64). gwalign.joint_embedding describes the method."""
+    (query, anchor) as in TorchGW; numpy arrays, torch tensors or scipy.sparse matrices); every
+    dataset must be linked to anchor_name by plans. Returns {name: (n_samples, out_dim) float64
+    numpy.ndarray}, as the reference returns numpy arrays (whatever the inputs' type).
+    gwalign.joint_embedding describes the method."""
     from ._embedding import joint_embedding as _joint_embedding
-    emb = _joint_embedding(data_by_name, transport_plans, anchor=anchor_name,
-                           graphs=graphs_by_name, dimension=int(out_dim),
-                           lambda_reg=float(lambda_reg))
-    return {name: _output(z) for name, z in emb.items()}
+    return _joint_embedding(data_by_name, transport_plans, anchor=anchor_name,
+                            graphs=graphs_by_name, dimension=int(out_dim),
+                            lambda_reg=float(lambda_reg))
