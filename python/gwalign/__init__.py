@@ -4,6 +4,7 @@
     result = gwalign.align(points_a, points_b, knn=5, seed=1)   # or graphs, distance matrices
     result.plan, result.matching, result.report
     gwalign.align_anndata(adata_a, adata_b, rep="obsm:X_pca")   # obsm["gw_plan"], uns["gw"], ...
+    print(gwalign.explain(points_a, points_b, knn=5))           # how align would solve it, why
     gwalign.joint_embedding({"a": X, "b": Y}, {("a", "b"): result.plan}, anchor="b")
 
 Drop-in entry points: gwalign.gromov (POT 0.8's GW functions), gwalign.torchgw (the reference
@@ -19,8 +20,8 @@ except ImportError as _error:
     from ._diagnose import core_import_error
     raise core_import_error(_error) from _error
 try:
-    from ._align import (Options, Result, align, align_anndata, gw_loss, knn_graph, make_options,
-                         option_names, options_dict)
+    from ._align import (Options, Result, Strategy, align, align_anndata, explain, gw_loss,
+                         knn_graph, make_options, option_names, options_dict)
     from ._embedding import joint_embedding
 except ModuleNotFoundError as _error:
     if _error.name not in ("numpy", "scipy"):
@@ -33,7 +34,8 @@ __version__ = _core.__version__
 #: True when this build has the CUDA backend compiled in (a device is still needed to use it).
 has_cuda = _core.has_cuda
 
-__all__ = ["Options", "Progress", "Result", "align", "align_anndata", "gw_loss", "knn_graph",
+__all__ = ["Options", "Progress", "Result", "Strategy", "align", "align_anndata", "explain",
+           "gw_loss", "knn_graph",
            "make_options", "option_names", "options_dict", "__version__", "has_cuda",
            "joint_embedding"]
 

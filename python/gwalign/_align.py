@@ -19,10 +19,11 @@ import numpy as np
 from . import _core
 from ._progress import make_progress
 
-__all__ = ["Options", "Result", "align", "align_anndata", "knn_graph", "gw_loss", "option_names",
-           "make_options", "options_dict"]
+__all__ = ["Options", "Result", "Strategy", "align", "align_anndata", "explain", "knn_graph",
+           "gw_loss", "option_names", "make_options", "options_dict"]
 
 Options = _core.Options
+Strategy = _core.Strategy
 
 
 def option_names():
@@ -158,27 +159,9 @@ class Result:
         return "<gwalign.Result %s>" % self._core.brief_report()
 
 
-def align(source, target, *, p=None, q=None, as_distances=False, feature_cost=None,
-          features=None, initial_plan=None, truth=None, options=None, progress=True,
-          **option_fields):
-    """Align `source` (n nodes) to `target` (k nodes) by sampled Gromov-Wasserstein transport.
-
-    Each side is points (an n x d array -> kNN graph with `knn` neighbours -> shortest paths), a
-    graph (a scipy.sparse n x n matrix whose entries are edge lengths) or, with
-    as_distances=True, an n x n distance matrix (dense; or sparse, missing = unreachable).
-    p, q: marginals (default uniform). Fused GW (fused_weight > 0): feature_cost (n x k) or
-    features=(F_source, F_target), whose cost is |f_i - g_j|^2 / max, as `gwalign align
-    --features`. initial_plan: n x k starting plan. truth=(t_source, t_target): per-node ground
-    truth; the report then carries abs_rho (|Spearman| of the matched truth), as the CLI does.
-    progress: True (a tqdm bar when tqdm is installed), a callable f(gwalign.Progress) -> bool
-    (False stops the solve), or False. Ctrl-C cancels the solve and raises KeyboardInterrupt.
-    options / keyword arguments: every gw::Options field by its C++ name and default (see
-    gwalign.option_names()); enum fields by name: plan_format "dense" | "topk", precision
-    "f32" | "f64", backend "cpu" | "cuda", distance_mode None (auto) | "precomputed" | "dijkstra"
-    | "landmark". initial_plan is either that Options field ("product" | "profiles") or an n x k
-    array (the starting plan itself).
-    The GIL is released while the solver runs.
-    """
+def _prepare(source, target, as_distances, feature_cost, features, initial_plan, options,
+             option_fields):
+    """What align and explain share: the Options, the sides and the run's description."""
     opts = make_options(options, **option_fields)
     if isinstance(initial_plan, str):
         # The Options field of that name: how the loop starts ("product" | "profiles").
@@ -204,6 +187,32 @@ def align(source, target, *, p=None, q=None, as_distances=False, feature_cost=No
         run.source, run.target = _describe(source), _describe(target)
     run.source_description = src.description
     run.target_description = tgt.description
+    return opts, initial_plan, feature_cost, src, tgt, run
+
+
+def align(source, target, *, p=None, q=None, as_distances=False, feature_cost=None,
+          features=None, initial_plan=None, truth=None, options=None, progress=True,
+          **option_fields):
+    """Align `source` (n nodes) to `target` (k nodes) by sampled Gromov-Wasserstein transport.
+
+    Each side is points (an n x d array -> kNN graph with `knn` neighbours -> shortest paths), a
+    graph (a scipy.sparse n x n matrix whose entries are edge lengths) or, with
+    as_distances=True, an n x n distance matrix (dense; or sparse, missing = unreachable).
+    p, q: marginals (default uniform). Fused GW (fused_weight > 0): feature_cost (n x k) or
+    features=(F_source, F_target), whose cost is |f_i - g_j|^2 / max, as `gwalign align
+    --features`. initial_plan: n x k starting plan. truth=(t_source, t_target): per-node ground
+    truth; the report then carries abs_rho (|Spearman| of the matched truth), as the CLI does.
+    progress: True (a tqdm bar when tqdm is installed), a callable f(gwalign.Progress) -> bool
+    (False stops the solve), or False. Ctrl-C cancels the solve and raises KeyboardInterrupt.
+    options / keyword arguments: every gw::Options field by its C++ name and default (see
+    gwalign.option_names()); enum fields by name: plan_format "dense" | "topk", precision
+    "f32" | "f64", backend "cpu" | "cuda", distance_mode None (auto) | "precomputed" | "dijkstra"
+    | "landmark". initial_plan is either that Options field ("product" | "profiles") or an n x k
+    array (the starting plan itself).
+    The GIL is released while the solver runs.
+    """
+    opts, initial_plan, feature_cost, src, tgt, run = _prepare(
+        source, target, as_distances, feature_cost, features, initial_plan, options, option_fields)
     callback, finish = make_progress(progress)
     try:
         core = _core.solve(src, tgt, p, q, feature_cost, initial_plan, opts, callback)
@@ -217,6 +226,18 @@ def align(source, target, *, p=None, q=None, as_distances=False, feature_cost=No
         run.abs_rho = abs(_core.spearman(ts, tt[np.asarray(core.matching)]))
         run.truth = "source truth vs target truth"
     return Result(core, run)
+
+
+def explain(source, target, *, p=None, q=None, as_distances=False, feature_cost=None,
+            features=None, initial_plan=None, options=None, **option_fields):
+    """How align(source, target, ...) with these arguments would solve the problem, without
+    solving: a gwalign.Strategy (support, solver, backend, precision, threads, loss, each with its
+    reason, and every candidate's predicted seconds and bytes; print it, or .to_json()). The same
+    choice `gwalign align --explain` prints and Result.strategy records: gw::choose_strategy
+    decides for every front end."""
+    opts, initial_plan, feature_cost, src, tgt, _ = _prepare(
+        source, target, as_distances, feature_cost, features, initial_plan, options, option_fields)
+    return _core.choose_strategy(src, tgt, p, q, feature_cost, initial_plan, opts)
 
 
 def _signature_with_options():
