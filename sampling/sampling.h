@@ -42,6 +42,29 @@ AnchorPairs sample_anchor_pairs(const T* plan,
                                 std::span<const double> row_mass,
                                 std::span<const double> uniforms);
 
+// The rows of the pairs alone, from the row masses (length n, non-negative) and the first half of
+// `uniforms` (2M entries, as above): the draws sample_anchor_pairs makes, for a plan whose rows
+// are kept elsewhere (a sparse support, a device). kBadData when the masses sum to zero.
+std::vector<Index> sample_rows(std::span<const double> row_mass, std::span<const double> uniforms);
+
+// A plan held as CSR rows (a sparse support): row i's entries are values[offsets[i] ..
+// offsets[i + 1]) in columns cols[...], non-negative. The same draws as sample_anchor_pairs on
+// the dense plan with those entries (and zeros elsewhere): the rows by sample_rows, then a column
+// of each drawn row by a scan of its entries in CSR order, rounding falling to the last entry with
+// mass. `row_values` are the drawn rows' entries concatenated in draw order (row rows[0]'s
+// entries, then rows[1]'s, ...; repeats included), so that a caller whose plan lives elsewhere
+// provides only those; sample_csr_anchor_pairs gathers them from `values` itself.
+void sample_csr_columns(std::span<const Offset> offsets,
+                        std::span<const Index> cols,
+                        std::span<const double> row_values,
+                        std::span<const double> uniforms,
+                        AnchorPairs& pairs);
+AnchorPairs sample_csr_anchor_pairs(std::span<const Offset> offsets,
+                                    std::span<const Index> cols,
+                                    std::span<const double> values,
+                                    std::span<const double> row_mass,
+                                    std::span<const double> uniforms);
+
 // Convenience: draws the uniforms from `rng`, then samples.
 template <typename T>
 AnchorPairs sample_anchor_pairs(const T* plan, Index n, Index k, Offset stride, int m, Rng& rng) {

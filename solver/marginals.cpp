@@ -1,4 +1,6 @@
 // Putting a plan on the transport polytope (Options::round_marginals) and measuring how far it is.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,6 +63,39 @@ double scale_row(double* t, const double* factor, Index k) {
   return gw_cost_kernels().scale_row(t, factor, k);
 }
 
+// The sweeps both layouts run (Sinkhorn-Knopp scaling of the plan itself toward (p, q)). Each
+// sweep is one pass: `pass(factor)` applies the pending column factors to every row, rescales the
+// row to p_i and returns the updated plan's column sums; the next factors are q_j / column sum.
+// It stops when the column error falls below `tolerance` (rows are exact after their pass), when
+// a sweep after the first min_sweeps removes less than kMinSweepProgress of it (stalled: a plan
+// whose mass sits far from some columns converges geometrically at a rate near 1; one spiral
+// solve took 30 sweeps from 0.0041 to 0.0039), or after max_sweeps. Rows or columns of zero mass
+// are left alone. Returns the last column factors, not applied.
+template <typename Pass>
+std::vector<double> sinkhorn_knopp_sweeps(std::span<const double> q,
+                                          double tolerance,
+                                          int max_sweeps,
+                                          int min_sweeps,
+                                          Pass&& pass) {
+  const Index k = static_cast<Index>(q.size());
+  std::vector<double> factor(k, 1.0);
+  double previous_error = std::numeric_limits<double>::infinity();
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+    const std::vector<double>& col = pass(factor);
+    double error = 0.0;
+    for (Index j = 0; j < k; ++j) {
+      error += std::abs(col[j] - q[j]);
+      factor[j] = col[j] > 0.0 ? q[j] / col[j] : 1.0;
+    }
+    if (error < tolerance ||
+        (sweep >= min_sweeps && error > (1.0 - kMinSweepProgress) * previous_error)) {
+      break;
+    }
+    previous_error = error;
+  }
+  return factor;
+}
+
 // Puts the plan on the transport polytope in place. First Sinkhorn-Knopp scaling of the plan
 // itself towards (p, q), one pass per sweep: each row applies the pending column factors,
 // rescales to p_i and adds to the column sums that give the next factors; it stops when the column
@@ -76,25 +111,17 @@ void scale_and_round(std::vector<double>& plan,
                      double tolerance,
                      int max_sweeps) {
   const Index n = static_cast<Index>(p.size()), k = static_cast<Index>(q.size());
-  std::vector<double> col_factor(k, 1.0), col(k), partial;
-  double previous_error = std::numeric_limits<double>::infinity();
-  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
-    update_rows_and_sum_columns(plan, n, k, partial, col, [&](Index i, double* t) {
-      const double mass = scale_row(t, col_factor.data(), k);
-      if (mass <= 0.0) return;
-      gw_cost_kernels().scale(t, p[i] / mass, k);
-    });
-    double error = 0.0;
-    for (Index j = 0; j < k; ++j) {
-      error += std::abs(col[j] - q[j]);
-      col_factor[j] = col[j] > 0.0 ? q[j] / col[j] : 1.0;
-    }
-    // A sweep that removes under kMinSweepProgress of the error means scaling has stalled (a
-    // plan whose mass sits far from some columns converges geometrically at a rate near 1: one
-    // spiral solve took 30 sweeps from 0.0041 to 0.0039); the rounding removes what is left.
-    if (error < tolerance || error > (1.0 - kMinSweepProgress) * previous_error) break;
-    previous_error = error;
-  }
+  std::vector<double> col(k), partial;
+  const std::vector<double> col_factor = sinkhorn_knopp_sweeps(
+      q, tolerance, max_sweeps, /*min_sweeps=*/0,
+      [&](const std::vector<double>& factor) -> const std::vector<double>& {
+        update_rows_and_sum_columns(plan, n, k, partial, col, [&](Index i, double* t) {
+          const double mass = scale_row(t, factor.data(), k);
+          if (mass <= 0.0) return;
+          gw_cost_kernels().scale(t, p[i] / mass, k);
+        });
+        return col;
+      });
   // Rounding, pass 1: the last column factors, then rows above p_i scaled down to it.
   update_rows_and_sum_columns(plan, n, k, partial, col, [&](Index i, double* t) {
     const double mass = scale_row(t, col_factor.data(), k);
@@ -128,6 +155,41 @@ void project_to_marginals(std::vector<double>& plan,
                           const std::vector<double>& p,
                           const std::vector<double>& q) {
   scale_and_round(plan, p, q, /*tolerance=*/1e-7, /*max_sweeps=*/30);
+}
+
+void scale_csr_to_marginals(const CsrPlan& plan,
+                            std::span<const double> p,
+                            std::span<const double> q,
+                            double tolerance,
+                            int max_sweeps) {
+  constexpr int kMinCsrSweeps = 10;
+  const Index n = plan.n, k = plan.k;
+  std::vector<double> col(k);
+  // One pass: the pending column factors and the row's rescaling to p_i entry by entry, the
+  // column sums in per-thread arrays added in thread order.
+  auto pass = [&](const std::vector<double>& factor) -> const std::vector<double>& {
+    std::fill(col.begin(), col.end(), 0.0);
+#pragma omp parallel
+    {
+      std::vector<double> local(k, 0.0);
+#pragma omp for schedule(static) nowait
+      for (Index i = 0; i < n; ++i) {
+        const Offset begin = plan.offsets[i], end = plan.offsets[i + 1];
+        double mass = 0.0;
+        for (Offset e = begin; e < end; ++e) mass += (plan.values[e] *= factor[plan.cols[e]]);
+        if (mass <= 0.0) continue;
+        const double scale = p[i] / mass;
+        for (Offset e = begin; e < end; ++e) local[plan.cols[e]] += (plan.values[e] *= scale);
+      }
+#pragma omp for ordered schedule(static, 1)
+      for (int thread = 0; thread < omp_get_num_threads(); ++thread) {
+#pragma omp ordered
+        for (Index j = 0; j < k; ++j) col[j] += local[j];
+      }
+    }
+    return col;
+  };
+  sinkhorn_knopp_sweeps(q, tolerance, max_sweeps, kMinCsrSweeps, pass);
 }
 
 void plan_row_sums(const double* plan, Index n, Index k, std::span<double> rows) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -13,9 +14,11 @@
 
 #include "core/rng.h"
 #include "distances/distance_provider.h"
+#include "sampling/sampling.h"
 #include "solver/options.h"
 #include "solver/problem.h"
 #include "solver/result.h"
+#include "solver/solve.h"
 #include "solver/strategy.h"
 
 namespace gw::detail {
@@ -131,6 +134,54 @@ struct MarginalErrors {
 MarginalErrors marginal_errors(const PlanSums& sums,
                                const std::vector<double>& p,
                                const std::vector<double>& q);
+
+// A plan as the loss estimator sees it, whatever its layout: the row sums r (n) and column sums c
+// (k), the anchor pairs drawn from it (with the sampler of its layout, sampling.h), and its
+// product with a block of target distances: times(dy, b, out) writes out = T dy, n x b row-major,
+// for dy k x b row-major (unreachable entries already filled).
+struct LossPlan {
+  Index n = 0;
+  Index k = 0;
+  std::span<const double> rows;
+  std::span<const double> cols;
+  AnchorPairs pairs;
+  std::function<void(const double* dy, int b, double* out)> times;
+};
+
+// The Monte Carlo GW loss of a plan (estimate_gw_loss, solve.h, describes it), computed in blocks
+// of anchors so that the provider output stays at (n + k) x 64 floats: per anchor p the exact
+// inner sum l_p = sum_kl T_kl (dx(k, i_p) / sx - dy(l, j_p) / sy)^2, kept in raw units until every
+// block is seen. sx, sy: the given scales, or (<= 0) the largest finite distance of all anchors'
+// columns. Unreachable entries count as 1.5 x the largest finite distance (in the cross term, of
+// their own block: the one place where the block size shows, and only on disconnected inputs).
+// The value depends on the thread count only through rounding.
+LossEstimate estimate_loss_in_blocks(const DistanceProvider& source,
+                                     const DistanceProvider& target,
+                                     const LossPlan& plan,
+                                     double scale_x,
+                                     double scale_y);
+
+// A plan held as CSR rows (the sparse support's layout): row i's entries are
+// values[offsets[i] .. offsets[i + 1]) in columns cols[...].
+struct CsrPlan {
+  Index n = 0;
+  Index k = 0;
+  std::span<const Offset> offsets;
+  std::span<const Index> cols;
+  std::span<double> values;
+};
+
+// Sinkhorn-Knopp scaling of a CSR plan's entries toward (p, q), the sweeps of
+// project_to_marginals on the entries the support has: at least min_sweeps (10) sweeps, at most
+// max_sweeps, stopping once the column L1 error after a row pass is below `tolerance` or a sweep
+// removes less than 1% of it. It ends on a row pass, so the rows are exact (to rounding) and the
+// columns carry what the support cannot (reported as the column marginal error). Column sums are
+// per-thread partial arrays added in thread order.
+void scale_csr_to_marginals(const CsrPlan& plan,
+                            std::span<const double> p,
+                            std::span<const double> q,
+                            double tolerance,
+                            int max_sweeps);
 
 // compute_loss's rule: the loss is computed exactly when both providers hold full matrices and
 // n k (n + k) <= Options::exact_loss_max_work (n, k: the providers' node counts).

@@ -35,6 +35,11 @@ namespace {
 // Auto keeps the dense support only when its estimate takes at most this share of the budget
 // (the rest is headroom for the allocator and the caller's own data).
 constexpr double kDenseComfort = 0.5;
+// Auto keeps a dense plan whose whole sampled run is predicted at no more than this many seconds
+// even where the sparse support is predicted faster: the saving is a fraction of a second, and the
+// dense plan is the loop's own (every pair may carry mass, the plan a caller of a small problem
+// expects), where the sparse support restricts each row to support_size candidates.
+constexpr double kSmallDenseSeconds = 1.0;
 
 // ------------------------------------------------------------------------------- cost model
 // Rates of the calibration machine (2 cores); see the file comment.
@@ -281,7 +286,9 @@ void choose_support(const Problem& problem,
     case Support::kAuto:
       break;
   }
-  const std::string needs_dense = sparse_blocker(problem, o);
+  std::string needs_dense = sparse_blocker(problem, o);
+  // Restart probes run on the dense loop (on an explicit sparse support, in its coarse level).
+  if (needs_dense.empty() && o.restarts > 1) needs_dense = "restart probes (restarts > 1)";
   if (!needs_dense.empty()) {
     if (memory.dense > memory.limit) throw_no_room(problem, o, memory, true);
     s.support = Support::kDense;
@@ -299,11 +306,17 @@ void choose_support(const Problem& problem,
     s.support_reason = "auto: dense because " + sparse.why_not;
     return;
   }
+  const std::string predictions = " (sampled sparse " + seconds_text(sparse.seconds) +
+                                  ", sampled dense " + seconds_text(dense.seconds) + ")";
+  if (dense.seconds <= kSmallDenseSeconds) {
+    s.support = Support::kDense;
+    s.support_reason = "auto: dense, predicted at most 1 s by the cost model" + predictions;
+    return;
+  }
   const bool use_sparse = sparse.seconds < dense.seconds;
   s.support = use_sparse ? Support::kSparse : Support::kDense;
   s.support_reason = std::string("auto: ") + (use_sparse ? "sparse" : "dense") +
-                     ", the faster by the cost model (sampled sparse " + seconds_text(sparse.seconds) +
-                     ", sampled dense " + seconds_text(dense.seconds) + ")";
+                     ", the faster by the cost model" + predictions;
 }
 
 void choose_numerics(const Problem& problem, const Options& o, Strategy& s) {

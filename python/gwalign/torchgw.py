@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import inspect
+
 import numpy as np
 
 from . import _align
@@ -68,6 +70,12 @@ def build_knn_graph(X, k=30) -> csr_matrix:
     """Symmetric kNN graph of the rows of X: a scipy.sparse.csr_matrix (n x n, weights =
     Euclidean distances), stitched until connected (gwalign.knn_graph)."""
     return _align.knn_graph(_numpy(X), k)
+
+
+# The sampled loop's settings among sampled_gw's parameters (gwalign.Options field -> parameter).
+_SAMPLED_LOOP_PARAMETERS = dict(num_anchors="M", momentum="alpha", max_iterations="max_iter",
+                                tolerance="tol", epsilon="epsilon",
+                                min_iterations="min_iter_before_converge", multiscale="multiscale")
 
 
 def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="dijkstra",
@@ -139,6 +147,18 @@ def sampled_gw(X_source=None, X_target=None, p=None, q=None, *, distance_mode="d
     # mixed_precision, distance_mode and min_iter_before_converge. solver="auto" or "exact" can
     # still be passed by name.
     options["solver"] = "sampled"
+    # The reference returns the dense n x k plan: asked for, it keeps the dense support too.
+    options["plan_format"] = "dense"
+    if gwalign_options.get("solver", "sampled") != "sampled":
+        # Another solver by name: the sampled loop's parameters left at the reference's defaults
+        # describe the solver not run and are dropped; one the caller changed stays a request
+        # (gwalign then says which settings the chosen solver does not read).
+        defaults = inspect.signature(sampled_gw).parameters
+        given = dict(M=M, alpha=alpha, max_iter=max_iter, tol=tol, epsilon=epsilon,
+                     min_iter_before_converge=min_iter_before_converge, multiscale=multiscale)
+        for field, name in _SAMPLED_LOOP_PARAMETERS.items():
+            if given[name] == defaults[name].default:
+                options.pop(field, None)
     options.update(gwalign_options)
     # The matrices are the structure with distance_mode="precomputed" (the documented use) or
     # when no point clouds are given; with points and a graph mode the points' kNN graph is used

@@ -34,10 +34,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/types.h"
 #include "sinkhorn/sparse_sinkhorn.h"
 #include "solver/options.h"
@@ -94,6 +96,52 @@ class SupportKernels {
   // Frees the per-iteration buffers (after the loop).
   virtual void release() = 0;
 };
+
+// Cells of the target a re-grown row draws from: its best match's cell and the nearest ones.
+inline constexpr int kNeighbourCells = 6;
+// Every kBackboneStride-th entry of a row's starting support stays in it at every re-growth.
+inline constexpr int kBackboneStride = 4;
+
+// Cells as CSR (members of each cell, shuffled so that a prefix is a random subset), and each
+// cell's nearest cells by pick distance.
+struct CellIndex {
+  std::vector<Offset> offsets;
+  std::vector<Index> members;
+  std::vector<Index> neighbours;  // cells x kNeighbourCells (the cell itself first), -1 padded
+};
+CellIndex index_cells(const Quantization& q, Index n, Rng& rng);
+
+// Row i's candidate list -> CSR, then every column no row reaches is attached to `cover_row(j)`
+// (so the balanced Sinkhorn problem is feasible). `lists` is n x width, unused slots -1; values
+// (same layout) are the starting plan entries (support.cpp).
+SupportPlan build_support(Index n,
+                          Index k,
+                          int width,
+                          const std::vector<Index>& lists,
+                          const std::vector<double>& values,
+                          const std::function<Index(Index)>& cover_row);
+
+// The starting support of the sparse path and what its re-growth needs (the target side's cells).
+struct SparseStart {
+  SupportPlan support;
+  std::vector<Index> backbone;
+  Quantization target_cells;
+  CellIndex target_index;
+};
+
+// Levels (1) - (3): quantization, the coarse alignment and the starting support (support.cpp).
+SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& result);
+// The full support instead (support_size >= k): every row holds all k columns, with the dense
+// loop's starting plan, and nothing to quantize or re-grow.
+SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result);
+
+// Level (4): the sampled GW iterations on the support from `start` (sparse_loop.cpp), with the
+// options of the fine level. Returns the support with its final plan values, its buffers freed;
+// fills the loop fields of the result (termination, iterations, log, timings, regrowths).
+SupportPlan run_support_iterations(const PreparedProblem& pb,
+                                   const Options& fine,
+                                   SparseStart start,
+                                   Result& result);
 
 // The CUDA implementation on Options::device (cuda/sparse_loop_cuda.cpp). Throws kNotCompiled
 // without CUDA, kInvalidArgument without a device.

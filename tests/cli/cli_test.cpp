@@ -1369,7 +1369,7 @@ TEST(CliAlign, SolverFlagsMapOntoOptionsAndTheReportRecordsTheChoice) {
   ASSERT_EQ(run.status, 0) << run.err;
   const std::string& json = run.out;
   EXPECT_EQ(json_string(json, "solver"), "exact");
-  EXPECT_EQ(json_string(json, "solver_reason"), "requested");
+  EXPECT_EQ(json_string(json, "solver_reason"), "requested (solver = exact)");
   EXPECT_EQ(json_string(json, "exact_method"), "cg");
   EXPECT_EQ(json_number(json, "exact_max_iterations"), 30);
   EXPECT_EQ(json_number(json, "exact_tolerance"), 1e-8);
@@ -1429,7 +1429,7 @@ TEST(CliAlign, SolverFlagsMapOntoOptionsAndTheReportRecordsTheChoice) {
                                   dir.path());
   ASSERT_EQ(tuned.status, 0) << tuned.err;
   EXPECT_EQ(json_string(tuned.out, "solver"), "sampled");
-  EXPECT_NE(json_string(tuned.out, "solver_reason").find("--max-iter"), std::string::npos);
+  EXPECT_NE(json_string(tuned.out, "solver_reason").find("max_iterations"), std::string::npos);
 }
 
 TEST_F(BadInputs, UnknownSolverOrMethodAndInertExactFlagsAreUsageErrors) {

@@ -446,6 +446,7 @@ TEST(JointEmbedding, SpiralAndSwissRollPointsOfTheSameAngleLandTogether) {
   so.num_anchors = 80;
   so.max_iterations = 300;
   so.distance_mode = DistanceMode::kPrecomputed;
+  so.plan_format = PlanFormat::kDense;  // the embedding below reads the dense plan
   const Result solved = solve(problem, so);
   ASSERT_TRUE(solved.ok()) << solved.message;
   std::vector<double> matched(n);

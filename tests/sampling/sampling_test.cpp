@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "core/error.h"
@@ -48,6 +49,39 @@ TEST(Sampling, FrequenciesMatchThePlan) {
   // 6-sigma bound keeps the test stable while catching any bias in row or column choice.
   const double dof = cells - 1;
   EXPECT_LT(chi2, dof + 6.0 * std::sqrt(2.0 * dof)) << "cells " << cells;
+}
+
+// The CSR sampler draws exactly what the dense sampler draws on the densified plan, whether the
+// rows keep their zero entries (every column stored) or only the positive ones, and whatever the
+// rows' column order within the stored ones (ascending, as a support keeps them).
+TEST(Sampling, CsrSamplerDrawsTheDenseSamplersPairsOnTheSamePlan) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed);
+    const Index n = 3 + static_cast<Index>(rng.uniform() * 40);
+    const Index k = 2 + static_cast<Index>(rng.uniform() * 40);
+    const std::vector<double> plan = random_plan(rng, n, k);
+    std::vector<double> row_mass(n, 0.0);
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < k; ++j) row_mass[i] += plan[i * k + j];
+    const std::vector<double> uniforms = draw_sampling_uniforms(rng, 300);
+    const AnchorPairs dense = sample_anchor_pairs(plan.data(), n, k, k, row_mass, uniforms);
+    for (bool keep_zeros : {true, false}) {
+      std::vector<Offset> offsets{0};
+      std::vector<Index> cols;
+      std::vector<double> values;
+      for (Index i = 0; i < n; ++i) {
+        for (Index j = 0; j < k; ++j) {
+          if (!keep_zeros && plan[i * k + j] == 0.0) continue;
+          cols.push_back(j);
+          values.push_back(plan[i * k + j]);
+        }
+        offsets.push_back(static_cast<Offset>(cols.size()));
+      }
+      const AnchorPairs csr = sample_csr_anchor_pairs(offsets, cols, values, row_mass, uniforms);
+      EXPECT_EQ(csr.rows, dense.rows) << "seed " << seed << " zeros " << keep_zeros;
+      EXPECT_EQ(csr.cols, dense.cols) << "seed " << seed << " zeros " << keep_zeros;
+    }
+  }
 }
 
 TEST(Sampling, SameUniformsSamePairsAndFloatAgrees) {

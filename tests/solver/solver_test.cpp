@@ -182,10 +182,11 @@ double abs_rho(const SpiralCase& c, const Result& r) {
   return std::abs(spearman(c.source.angles, matched));
 }
 
-// The reference table's settings (bench/README.md, spiral).
+// The reference table's settings (bench/README.md, spiral), on the dense plan.
 Options spiral_options(DistanceMode mode) {
   Options o;
-  o.solver = SolverKind::kSampled;  // these tests are about the sampled loop
+  o.solver = SolverKind::kSampled;  // these tests are about the sampled loop on the dense plan
+  o.support = Support::kDense;
   o.knn = 5;
   o.epsilon = 0.005;
   o.num_anchors = 80;
