@@ -213,23 +213,33 @@ void choose_solver(const Problem& problem,
                                        "solver cannot run: "
                                     << exact.why_not << "; drop it or change that");
     s.solver = SolverKind::kExact;
-    s.solver_reason = "auto: exact because " + join(exact_given) + " (a setting of the exact solver) was given";
+    s.solver_reason = "auto: exact because " + join(exact_given) +
+                      (exact_given.size() > 1 ? " (settings of the exact solver) were given"
+                                              : " (a setting of the exact solver) was given");
     return;
   }
   if (!sampled_given.empty()) {
     s.solver = SolverKind::kSampled;
-    s.solver_reason =
-        "auto: sampled because " + join(sampled_given) + " (a setting of the sampled loop) was given";
+    s.solver_reason = "auto: sampled because " + join(sampled_given) +
+                      (sampled_given.size() > 1 ? " (settings of the sampled loop) were given"
+                                                : " (a setting of the sampled loop) was given");
     return;
   }
-  if (!exact.possible) {
+  // The features the exact solver lacks first, then auto's threshold, then memory.
+  const std::string blocker = exact_blocker(problem, o);
+  if (!blocker.empty()) {
     s.solver = SolverKind::kSampled;
-    s.solver_reason = "auto: sampled for " + exact.why_not;
+    s.solver_reason = "auto: sampled for " + blocker;
     return;
   }
   const bool run_exact = work <= o.exact_max_work;
   why << "auto: n^2 k + n k^2 = " << work << (run_exact ? " <= " : " > ") << "exact_max_work "
       << o.exact_max_work;
+  if (run_exact && !exact.possible) {
+    s.solver = SolverKind::kSampled;
+    s.solver_reason = why.str() + ", but the exact solver is ruled out: " + exact.why_not;
+    return;
+  }
   s.solver = run_exact ? SolverKind::kExact : SolverKind::kSampled;
   s.solver_reason = why.str();
 }
@@ -388,7 +398,9 @@ Strategy choose_strategy(const Problem& problem, const Options& options) {
   exact.possible = exact.why_not.empty();
   if (exact.possible && static_cast<double>(memory.exact) > dense_room) {
     exact.possible = false;
-    exact.why_not = "its dense matrices (" + human_bytes(memory.exact) + ") exceed the budget";
+    exact.why_not = "its dense matrices (" + human_bytes(memory.exact) + ") exceed " +
+                    (auto_support ? "half of " : "") + "the memory limit (" +
+                    human_bytes(memory.limit) + ")";
   }
   exact.seconds = exact_seconds(n, k, o, kCpuRates);
   Candidate dense{"sampled dense", true, "", dense_seconds(n, k, o, rates), memory.dense};
