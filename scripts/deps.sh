@@ -20,7 +20,7 @@ gwalign_install_deps() {
     # `gwalign pairwise` across MPI ranks (GWALIGN_MPI=AUTO builds it when these are present) and
     # the BLAS that POT's exact GW uses in bench/peers/pairwise_pot.py.
     libopenmpi-dev openmpi-bin libopenblas0-pthread
-    # The exact GW solver's network simplex (solver/linear_ot.cpp).
+    # LEMON's network simplex, the oracle of the linear-OT tests and benchmarks (linear_ot/).
     liblemon-dev
   )
   local missing=()

@@ -37,7 +37,7 @@ run_asan() {
   # report from the ranks of the mpirun tests (those tests skip in a build without MPI).
   # -g1 (line tables and function names, no variable info) instead of RelWithDebInfo's -g: the
   # sanitizer's stack traces still name file:line, and the build is about a third faster (59 s ->
-  # 39 s for solver/exact.cpp), which is most of this stage's time.
+  # 39 s for the exact solver), which is most of this stage's time.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGWALIGN_ENABLE_CUDA=OFF \
     -DGWALIGN_BUILD_BENCH=OFF -DGWALIGN_PYTHON=OFF -DGWALIGN_MPI=OFF \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \

@@ -374,7 +374,7 @@ struct Options {
   // float64 products. With exact_tolerance >= kExactFloat32Tolerance (5e-7) neither runs: the
   // loss reported is the float32 products' (summed in float64; ~1e-6 relative), as precise as
   // the tolerance asked for. The sparse path's coarse level never runs the finish (its plan only
-  // seeds the fine level; see solver/sparse_loop.cpp).
+  // seeds the fine level; see solver/sparse/support.cpp).
   // Mirror descent: mirror_iterations KL-proximal steps (Sinkhorn on G / 2 plus
   // epsilon_t KL(T | T_t)) with epsilon_t decaying geometrically from mirror_epsilon to
   // mirror_epsilon_final (in the units of the max-normalized squared distances).
@@ -406,7 +406,7 @@ struct Options {
   // of each node's whole distance row (no sampling). The plan with the lowest objective is kept
   // and every start's loss is in Result::starts. Start number s (from 1) begins only when s
   // predicted start times fit within start_time_budget seconds; a start is predicted at
-  // n k (n + k) / 4e9 seconds (calibrated on 2 Zen 5 cores, solver/exact.cpp; 400 x 500 and
+  // n k (n + k) / 4e9 seconds (calibrated on 2 Zen 5 cores, bench/RESULTS.md, "Calibrated constants"; 400 x 500 and
   // 800 x 800: all three starts; 1,000 x 1,250: 0.7 s, so one). A prediction rather than a clock, so that a result
   // never depends on the machine's load. A given Problem::initial_plan is the only start.
   // With several starts, each first runs start_probe_iterations conditional-gradient iterations

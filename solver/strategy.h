@@ -51,7 +51,7 @@ namespace gw {
 // Allocations the caller holds (the points themselves, the Problem) are not counted.
 // These are host memory (with backend = cuda the sparse path keeps its support on the host too).
 // Device memory is not part of the estimate or of `limit`: the dense CUDA loop needs about 3 n k
-// elements of its precision (solver/cuda/gw_loop_cuda.cpp), the sparse one nnz x (4 column + 4
+// elements of its precision (solver/sampled/cuda/gw_loop_cuda.cpp), the sparse one nnz x (4 column + 4
 // cost + 8 plan + 12 transpose + 4 column-ordered cost [+ 8 feature cost when fused]) bytes plus
 // (n + k) M 4 bytes for the anchor blocks and ~64 (n + k) bytes of per-node arrays
 // (sinkhorn/cuda_sparse_sinkhorn.h); each checks the device's free memory before it allocates
@@ -123,11 +123,15 @@ Strategy choose_strategy(const Problem& problem, const Options& options);
 inline double exact_iteration_work(Index n, Index k) {
   return static_cast<double>(n) * k * (static_cast<double>(n) + k);
 }
-// Up to this work the exact solver computes in float64 whatever Options::precision says: its
-// iterations cost microseconds there, and float32 products then save nothing.
+// Up to this work (about 80 x 80) the exact solver computes in float64 whatever
+// Options::precision says: its iterations cost microseconds there. Above it, float32 products
+// then the float64 finish (Options::exact_tolerance) give the same losses faster: at 400 x 500
+// (spiral) 0.064 s instead of 0.073-0.082 s, loss 4e-7 relative higher (bench/RESULTS.md,
+// "Calibrated constants").
 inline constexpr double kExactDoubleWork = 1e6;
-// Up to this work the exact solver runs on one thread whatever Options::threads says: its GEMMs
-// are too short to share (two threads are faster from about 200 x 250, work 2.25e7).
+// Up to this work the exact solver runs on one thread whatever Options::threads says: on the
+// spiral benchmark (2 quiet cores) two threads are faster from 200 x 250 (work 2.25e7) on
+// (bench/RESULTS.md, "Calibrated constants").
 inline constexpr double kExactSingleThreadWork = 1e7;
 
 }  // namespace gw

@@ -1,4 +1,4 @@
-// ExactGw, the state of the exact-gradient solver (solver/exact.cpp) on dense distance matrices:
+// ExactGw, the state of the exact-gradient solver (solver/exact/exact.cpp) on dense distance matrices:
 // the plan T, the product A = dx T dy that the objective, the gradient and the line search share,
 // and the ways to set T with A computed cheaply. In a header so that the tests can check every way
 // of setting a plan against set_plan's two dense GEMMs (tests/solver/exact_test.cpp).

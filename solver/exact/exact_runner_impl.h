@@ -36,15 +36,10 @@ inline double step_from_coefficients(double a, double b) {
 
 // The finest relative decrease of F that conditional gradient on float32 products tests for: the
 // products carry ~1e-7 relative error per entry, and F = r^T dx^2 r + c^T dy^2 c - 2 <A, T> loses
-// about two more digits to cancellation (F is ~1e-3 of either term on the spiral benchmark).
-// Measured on the spiral benchmark at 2,000 x 2,500 (bench/RESULTS.md): 1e-5 and down to 1.5e-6
-// stop at a plateau of the Frank-Wolfe gap (47-51 iterations) at 1.0001x POT CG's objective;
-// 1e-6 runs on through it (64 iterations, +4.5 s) to 0.9998x. With the warm-started
-// TransportSimplex the vertices (among tied optima) and so the path changed: 1e-6 then stopped at
-// 54 iterations at 1.0001x POT's objective; 5e-7 reaches 0.9998x (67 iterations, 7.8 s), 2.5e-7
-// 0.99982x (76 iterations, 9.6 s). The gap below ~1e-9 absolute is float32 noise. Since
-// 2026-11-27 the kept start continues in float64 below this floor (the float64 finish in
-// run_exact_typed): 0.99980x POT's objective in 4.4-4.5 s at 2,000 x 2,500.
+// about two more digits to cancellation (F is ~1e-3 of either term on the spiral benchmark). Below
+// it the kept start continues in float64 (the float64 finish, exact.cpp): at 2,000 x 2,500 that
+// reaches 0.99980x POT CG's objective, where float32 alone stops on a plateau of the Frank-Wolfe
+// gap at 1.0001x (bench/RESULTS.md, "Calibrated constants").
 inline constexpr double kFloatRelativeTolerance = kExactFloat32Tolerance;
 
 // The smallest plan entry mirror descent takes the log of (a zero entry stays at -eps log of it).
@@ -68,17 +63,12 @@ inline std::vector<double> product_log_plan(std::span<const double> p,
 // Starts are admitted by a prediction of their time, never by a clock: the same problem and seed
 // must give the same plan on a loaded machine (a wall-clock budget admitted fewer starts under
 // load, and the CLI and the Python module then disagreed on the same inputs). One start is
-// predicted at n k (n + k) / kStartWorkPerSecond seconds. First calibrated at 1.7e9 on 2026-11-25
-// (AMD EPYC Zen 4, 2 threads, default build: the spiral's first start at 400 x 500 0.105 s,
-// 1,000 x 1,250 1.10 s, 2,000 x 2,500 5.6 s); the exact solver has become 2-3x faster since (the
-// warm-started simplex, float32 start-up Sinkhorns, the crash basis), so that rate admitted only
-// 2 starts at 700-800 nodes where 3 take half the budget. Recalibrated 2026-11-27 on the whole
-// three-start solve of the spiral -> swiss roll k = 5 matrices (AMD EPYC Zen 5, 2 threads,
-// default build, second of two runs): 400 x 500 0.117 s, 700 x 800 0.46 s, 1,000 x 1,250 1.37 s,
-// i.e. three starts' work at 4.6e9, 5.5e9 and 6.2e9 per second; 4e9 over-predicts them by 15-55%,
-// erring towards fewer starts (on a Zen 4 core, ~1.5x slower, the budget may be overrun by up to
-// that factor). Three starts are admitted up to n k (n + k) = 1.33e9 (about 870 x 870), two up to
-// 2e9 (about 1,000 x 1,000).
+// predicted at n k (n + k) / kStartWorkPerSecond seconds. 4e9 is below the rates of the measured
+// three-start solves (4.6e9-6.2e9 per second from 400 x 500 to 1,000 x 1,250 on the spiral
+// matrices, 2 Zen 5 cores, default build), so the prediction errs towards fewer starts; on a core
+// ~1.5x slower (Zen 4) the budget may be overrun by up to that factor. Three starts are admitted up
+// to n k (n + k) = 1.33e9 (about 870 x 870), two up to 2e9 (about 1,000 x 1,000). The calibration's
+// history: bench/RESULTS.md, "Calibrated constants".
 inline constexpr double kStartWorkPerSecond = 4e9;
 
 inline Vertex to_vertex(LinearOtPlan&& lp) {
