@@ -1,6 +1,8 @@
 #include "solver/inputs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <memory>
 
 #include "core/error.h"
@@ -105,10 +107,8 @@ DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
     for (std::int64_t c = 0; c < d; ++c) f_norm += f[c] * f[c];
     for (Index j = 0; j < k; ++j) {
       const double* g = target.data() + static_cast<std::size_t>(j) * d;
-      double dot = 0.0;
-      for (std::int64_t c = 0; c < d; ++c) dot += f[c] * g[c];
-      // The expanded form can round below zero for near-identical rows.
-      const double value = std::max(0.0, f_norm + target_norm[j] - 2.0 * dot);
+      // The expanded form can round below zero for near-identical rows (feature_sq_distance).
+      const double value = feature_sq_distance(f, f_norm, g, target_norm[j], d);
       cost[static_cast<std::size_t>(i) * k + j] = value;
       max_cost = std::max(max_cost, value);
     }
@@ -117,6 +117,63 @@ DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
     for (double& c : cost) c /= max_cost;
   }
   return DenseMatrix<double>(n, k, std::move(cost));
+}
+
+double feature_cost_scale(std::span<const double> source,
+                          Index n,
+                          std::span<const double> target,
+                          Index k,
+                          std::int64_t d) {
+  GW_CHECK(source.size() == static_cast<std::size_t>(n) * d &&
+               target.size() == static_cast<std::size_t>(k) * d,
+           "feature matrices must be n x d and k x d (got "
+               << source.size() << " and " << target.size() << " values for n = " << n
+               << ", k = " << k << ", d = " << d << ")");
+  if (n == 0 || k == 0) return 0.0;
+  std::vector<double> target_norm(k), centre(d, 0.0);
+  for (Index j = 0; j < k; ++j) {
+    const double* g = target.data() + static_cast<std::size_t>(j) * d;
+    double s = 0.0;
+    for (std::int64_t c = 0; c < d; ++c) {
+      s += g[c] * g[c];
+      centre[c] += g[c] / k;
+    }
+    target_norm[j] = s;
+  }
+  double radius = 0.0;
+  for (Index j = 0; j < k; ++j) {
+    const double* g = target.data() + static_cast<std::size_t>(j) * d;
+    double s = 0.0;
+    for (std::int64_t c = 0; c < d; ++c) s += (g[c] - centre[c]) * (g[c] - centre[c]);
+    radius = std::max(radius, std::sqrt(s));
+  }
+  std::vector<std::pair<double, Index>> bound(n);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    const double* f = source.data() + static_cast<std::size_t>(i) * d;
+    double s = 0.0;
+    for (std::int64_t c = 0; c < d; ++c) s += (f[c] - centre[c]) * (f[c] - centre[c]);
+    const double b = std::sqrt(s) + radius;
+    bound[i] = {b * b, i};
+  }
+  std::sort(bound.begin(), bound.end(), std::greater<>());
+  // The bound holds in exact arithmetic; the margin covers the rounding of both computations.
+  constexpr double kBoundMargin = 1e-9;
+  double best = 0.0;
+  for (const auto& [b, i] : bound) {
+    if (b * (1.0 + kBoundMargin) + kBoundMargin < best) break;
+    const double* f = source.data() + static_cast<std::size_t>(i) * d;
+    double f_norm = 0.0;
+    for (std::int64_t c = 0; c < d; ++c) f_norm += f[c] * f[c];
+    double row_max = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : row_max)
+    for (Index j = 0; j < k; ++j) {
+      const double* g = target.data() + static_cast<std::size_t>(j) * d;
+      row_max = std::max(row_max, feature_sq_distance(f, f_norm, g, target_norm[j], d));
+    }
+    best = std::max(best, row_max);
+  }
+  return best;
 }
 
 }  // namespace gw

@@ -3,6 +3,8 @@
 // Problem from the same numbers, with the same checks and the same descriptions in the report.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,5 +50,27 @@ DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
                                                std::span<const double> target,
                                                Index k,
                                                std::int64_t d);
+
+// The divisor of that cost: max over all pairs of |f_i - g_j|^2 (0 when every pair coincides),
+// the same double feature_cost_from_features divides by, without the n x k matrix: rows are
+// visited by decreasing upper bound (|f_i - c| + R)^2 (c the target features' centroid, R their
+// largest distance from it), each visited row's pairs evaluated exactly as that function does, and
+// the search stops once no remaining row's bound can beat the maximum found. O(k d) memory; on
+// real features a few rows are visited, O(n d + k d x visited) time (O(n k d) in the worst case).
+double feature_cost_scale(std::span<const double> source,
+                          Index n,
+                          std::span<const double> target,
+                          Index k,
+                          std::int64_t d);
+
+// One entry of that cost before the division: max(0, |f|^2 + |g|^2 - 2 f . g), the expanded form
+// (as feature_cost_from_features evaluates it), for rows f and g of d values and their squared
+// norms.
+inline double feature_sq_distance(const double* f, double f_norm, const double* g, double g_norm,
+                                  std::int64_t d) {
+  double dot = 0.0;
+  for (std::int64_t c = 0; c < d; ++c) dot += f[c] * g[c];
+  return std::max(0.0, f_norm + g_norm - 2.0 * dot);
+}
 
 }  // namespace gw

@@ -73,7 +73,10 @@ MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
   const double loop = (options.precision == Precision::kF64 ? 16.0 : 12.0) * nk;
   const double loss_anchors = options.loss_anchors;
   const double loss = 8.0 * nk + loss_anchors * (20.0 * n + 12.0 * k);
-  e.dense = to_bytes(inputs + std::max(loop, loss));
+  // Features instead of a feature cost: the dense paths materialize the n x k cost.
+  const bool features = options.fused_weight > 0.0 && problem.source_features.has_value();
+  const double feature_cost = features ? 8.0 * nk : 0.0;
+  e.dense = to_bytes(inputs + std::max(loop, loss) + feature_cost);
 
   const double width = options.support_size;
   const double nnz = n * std::min(width, k) + k;
@@ -81,12 +84,13 @@ MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
   const double cells = static_cast<double>(detail::resolved_support_cells(
       std::max<Index>(1, problem.source.num_nodes()),
       std::max<Index>(1, problem.target.num_nodes()), options));
-  const double support = 40.0 * nnz + 4.0 * (n + k) * m + 64.0 * n + 40.0 * k;
+  const double support =
+      (features ? 48.0 : 40.0) * nnz + 4.0 * (n + k) * m + 64.0 * n + 40.0 * k;
   const double quantize = std::min(kQuantizeBlock, 4.0 * std::max(n, k) * cells) + 8.0 * (n + k);
   const double coarse = 28.0 * cells * cells;
   const double finish = 28.0 * nnz + kSparseLossBlock * 4.0 * (n + k) + 16.0 * (n + k);
   e.sparse = to_bytes(inputs + std::max({support, quantize, finish}) + coarse);
-  e.exact = to_bytes(inputs + 12.0 * (n * n + k * k) + 64.0 * nk);
+  e.exact = to_bytes(inputs + 12.0 * (n * n + k * k) + 64.0 * nk + feature_cost);
 
   e.limit = options.memory_limit > 0
                 ? options.memory_limit

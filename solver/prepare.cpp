@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "solver/inputs.h"
 #include "solver/solver_impl.h"
 
 namespace gw::detail {
@@ -37,10 +38,34 @@ PreparedProblem prepare_problem(const Problem& problem, const Options& options) 
   GW_CHECK(problem.source.kind() != Geometry::Kind::kNone, "the source geometry is not set");
   GW_CHECK(problem.target.kind() != Geometry::Kind::kNone, "the target geometry is not set");
   const bool gw_term = options.fused_weight < 1.0;
+  const bool features = problem.source_features || problem.target_features;
   if (options.fused_weight > 0.0) {
-    GW_CHECK(problem.feature_cost.has_value(),
+    GW_CHECK(problem.feature_cost.has_value() || features,
              "fused_weight = " << options.fused_weight
-                               << " needs a feature cost (Problem::feature_cost, n x k)");
+                               << " needs a feature cost (Problem::feature_cost, n x k) or "
+                                  "features (Problem::source_features and target_features)");
+  }
+  if (features) {
+    GW_CHECK(!problem.feature_cost,
+             "give either Problem::feature_cost or Problem::source_features / target_features, "
+             "not both");
+    GW_CHECK(problem.source_features && problem.target_features,
+             "give features for both sides (Problem::source_features and target_features)");
+    const DenseMatrix<double>& f = *problem.source_features;
+    const DenseMatrix<double>& g = *problem.target_features;
+    GW_CHECK(f.rows == pb.n && g.rows == pb.k && f.cols == g.cols && f.cols >= 1,
+             "features are " << f.rows << " x " << f.cols << " and " << g.rows << " x " << g.cols
+                             << " but the problem is " << pb.n << " x " << pb.k
+                             << " (source x target; both need the same d >= 1 columns)");
+    GW_CHECK(f.values.size() == static_cast<std::size_t>(f.rows) * f.cols &&
+                 g.values.size() == static_cast<std::size_t>(g.rows) * g.cols,
+             "feature matrices hold " << f.values.size() << " and " << g.values.size()
+                                      << " values for their shapes");
+    check_all_finite(std::span<const double>(f.values), "source features");
+    check_all_finite(std::span<const double>(g.values), "target features");
+    pb.source_features = &f;
+    pb.target_features = &g;
+    pb.feature_scale = feature_cost_scale(f.values, f.rows, g.values, g.rows, f.cols);
   }
   if (problem.feature_cost) {
     const DenseMatrix<double>& c = *problem.feature_cost;

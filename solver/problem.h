@@ -89,6 +89,16 @@ struct Problem {
   // max-normalized squared distances (values in ~[0, 1] balance with the GW term).
   std::optional<DenseMatrix<double>> feature_cost;
 
+  // Instead of feature_cost: per-node features, source_features n x d and target_features k x d
+  // (row-major, the same d, finite), whose cost is C_ij = |f_i - g_j|^2 / max over all pairs
+  // (feature_cost_from_features in solver/inputs.h; the maximum is found without the n x k
+  // matrix, feature_cost_scale). The cost is evaluated where a path needs it: the dense paths
+  // materialize it (8 n k bytes, counted in their memory estimate), the sparse support only on
+  // its entries, so a fused problem of 10^5 - 10^6 nodes per side never holds n x k values.
+  // Exclusive with feature_cost.
+  std::optional<DenseMatrix<double>> source_features;
+  std::optional<DenseMatrix<double>> target_features;
+
   // A starting plan T_0 (n x k, non-negative, positive mass; rescaled to mass 1). Unset: the
   // multiscale plan when Options::multiscale is on, else Options::initial_plan decides (default:
   // the distance-profile plan; InitialPlan::kProduct gives p q^T).

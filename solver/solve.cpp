@@ -11,6 +11,7 @@
 #include "core/isa.h"
 #include "core/timer.h"
 #include "solver/exact/exact_impl.h"
+#include "solver/inputs.h"
 #include "solver/sampled/multiscale_impl.h"
 #include "solver/solver_impl.h"
 #include "solver/sparse/sparse_impl.h"
@@ -79,6 +80,16 @@ void finish_dense(PreparedProblem& pb, const Options& options, std::vector<doubl
   finalize_plan(plan, options, result);
 }
 
+// The dense paths read the feature cost as an n x k matrix: built from the features once, with
+// the scale prepare_problem found (the same values feature_cost_from_features gives).
+void materialize_feature_cost(PreparedProblem& pb, Result& result) {
+  ScopedPhase phase(result.timings, "setup");
+  const DenseMatrix<double>& f = *pb.source_features;
+  const DenseMatrix<double>& g = *pb.target_features;
+  pb.owned_feature_cost = feature_cost_from_features(f.values, f.rows, g.values, g.rows, f.cols);
+  pb.feature_cost = &pb.owned_feature_cost;
+}
+
 }  // namespace
 
 void run_loop(PreparedProblem& problem,
@@ -120,6 +131,7 @@ Result solve_with(const Problem& problem, const Options& options, const Strategy
   if (strategy.support == Support::kSparse) {
     run_sparse_solve(pb, options, result);
   } else {
+    if (pb.source_features) materialize_feature_cost(pb, result);
     result.support_nnz = static_cast<Offset>(pb.n) * pb.k;
     std::vector<double> plan;
     if (strategy.solver == SolverKind::kExact) {

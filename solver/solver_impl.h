@@ -43,6 +43,13 @@ struct PreparedProblem {
   std::vector<double> p;                              // n, sums to 1
   std::vector<double> q;                              // k, sums to 1
   const DenseMatrix<double>* feature_cost = nullptr;  // n x k, or null
+  // Problem::source_features / target_features (n x d, k x d) and their cost's divisor
+  // (feature_cost_scale), or null; on a dense path solve_with materializes them into
+  // owned_feature_cost and points feature_cost at it.
+  const DenseMatrix<double>* source_features = nullptr;
+  const DenseMatrix<double>* target_features = nullptr;
+  double feature_scale = 0.0;
+  DenseMatrix<double> owned_feature_cost;
   std::vector<double> initial_plan;                   // n x k, mass 1; empty: p q^T
   std::shared_ptr<const SpaceProfiles> source_profiles;  // Problem's, shapes checked
   std::shared_ptr<const SpaceProfiles> target_profiles;

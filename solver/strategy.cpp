@@ -156,7 +156,6 @@ std::string exact_blocker(const Problem& problem, const Options& o) {
 // The first reason the sparse support cannot run (empty: none).
 std::string sparse_blocker(const Problem& problem, const Options& o) {
   if (o.fused_weight >= 1.0) return "fused_weight = 1 (plain OT on a dense feature cost)";
-  if (problem.feature_cost) return "a dense feature cost (Problem::feature_cost is n x k)";
   if (o.partial_mass) return "partial_mass (the sparse path has no partial transport)";
   if (o.lambda_ema > 0.0) return "lambda_ema (the sparse path keeps no cost EMA)";
   if (problem.initial_plan) return "a dense initial plan (Problem::initial_plan is n x k)";
@@ -250,10 +249,17 @@ void choose_solver(const Problem& problem,
                                 bool dense) {
   const std::string shape = std::to_string(problem.source.num_nodes()) + " x " +
                             std::to_string(problem.target.num_nodes());
+  // The largest object of the dense path, named when it is the one that does not fit.
+  const double nk = static_cast<double>(problem.source.num_nodes()) * problem.target.num_nodes();
+  const std::string what =
+      o.fused_weight > 0.0 && problem.source_features
+          ? " (the n x k feature cost built from the features alone: " + human_bytes(8.0 * nk) + ")"
+          : " (the n x k plan and cost: " +
+                human_bytes((o.precision == Precision::kF64 ? 16.0 : 12.0) * nk) + ")";
   if (dense) {
     GW_THROW(ErrorCode::kBadData,
-             "a " << shape << " problem needs about " << human_bytes(e.dense)
-                  << " on the dense path, more than the memory limit of " << human_bytes(e.limit)
+             "a " << shape << " problem needs about " << human_bytes(e.dense) << " on the dense path"
+                  << what << ", more than the memory limit of " << human_bytes(e.limit)
                   << (o.support == Support::kDense ? "; use --support sparse (about " +
                                                          human_bytes(e.sparse) + ")"
                                                    : std::string("; drop what needs the dense plan"))

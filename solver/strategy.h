@@ -48,7 +48,9 @@ namespace gw {
 // bench/RESULTS.md) or the loss estimate beside the float64 plan, whichever is larger. `sparse`:
 // inputs + the support (about 40 bytes per entry at a re-growth, n support_size + k entries), the
 // anchor blocks ((n + k) M 4 bytes), per-node arrays and the coarse cells x cells problem.
-// Allocations the caller holds (the points themselves, the Problem) are not counted.
+// Allocations the caller holds (the points themselves, the Problem) are not counted; with
+// Problem::source_features / target_features the dense paths also hold the n x k feature cost
+// they build (8 n k bytes) and the sparse support its entries' (8 bytes each).
 // These are host memory (with backend = cuda the sparse path keeps its support on the host too).
 // Device memory is not part of the estimate or of `limit`: the dense CUDA loop needs about 3 n k
 // elements of its precision (solver/sampled/cuda/gw_loop_cuda.cpp), the sparse one nnz x (4 column + 4

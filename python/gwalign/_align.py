@@ -171,23 +171,28 @@ def _prepare(source, target, as_distances, feature_cost, features, initial_plan,
         if feature_cost is not None:
             raise ValueError("give either features or feature_cost, not both")
         fs, ft = features
-        feature_cost = _core.feature_cost_from_features(np.asarray(fs), np.asarray(ft))
-    if opts.fused_weight > 0 and feature_cost is None:
+        # Passed as features: the solver builds their n x k cost only on a dense path.
+        features = (np.asarray(fs, dtype=np.float64), np.asarray(ft, dtype=np.float64))
+    if opts.fused_weight > 0 and feature_cost is None and features is None:
         raise ValueError("fused_weight %g needs a feature cost: features=(F_source, F_target) or "
                          "feature_cost (n x k)" % opts.fused_weight)
     run = _core.RunInfo()
     run.command = "gwalign.align"
     if opts.fused_weight >= 1.0:
-        fc = np.asarray(feature_cost)
-        src, tgt = _core.side_nodes(fc.shape[0]), _core.side_nodes(fc.shape[1])
-        run.source, run.target = _describe(fc), _describe(fc)
+        if features is not None:
+            src, tgt = _core.side_nodes(len(features[0])), _core.side_nodes(len(features[1]))
+            run.source, run.target = _describe(features[0]), _describe(features[1])
+        else:
+            fc = np.asarray(feature_cost)
+            src, tgt = _core.side_nodes(fc.shape[0]), _core.side_nodes(fc.shape[1])
+            run.source, run.target = _describe(fc), _describe(fc)
     else:
         src, run.source_rep = _side(source, "source", as_distances, opts.threads)
         tgt, run.target_rep = _side(target, "target", as_distances, opts.threads)
         run.source, run.target = _describe(source), _describe(target)
     run.source_description = src.description
     run.target_description = tgt.description
-    return opts, initial_plan, feature_cost, src, tgt, run
+    return opts, initial_plan, feature_cost, features, src, tgt, run
 
 
 def align(source, target, *, p=None, q=None, as_distances=False, feature_cost=None,
@@ -211,11 +216,11 @@ def align(source, target, *, p=None, q=None, as_distances=False, feature_cost=No
     array (the starting plan itself).
     The GIL is released while the solver runs.
     """
-    opts, initial_plan, feature_cost, src, tgt, run = _prepare(
+    opts, initial_plan, feature_cost, features, src, tgt, run = _prepare(
         source, target, as_distances, feature_cost, features, initial_plan, options, option_fields)
     callback, finish = make_progress(progress)
     try:
-        core = _core.solve(src, tgt, p, q, feature_cost, initial_plan, opts, callback)
+        core = _core.solve(src, tgt, p, q, feature_cost, features, initial_plan, opts, callback)
     finally:
         finish()
     if truth is not None:
@@ -235,9 +240,9 @@ def explain(source, target, *, p=None, q=None, as_distances=False, feature_cost=
     reason, and every candidate's predicted seconds and bytes; print it, or .to_json()). The same
     choice `gwalign align --explain` prints and Result.strategy records: gw::choose_strategy
     decides for every front end."""
-    opts, initial_plan, feature_cost, src, tgt, _ = _prepare(
+    opts, initial_plan, feature_cost, features, src, tgt, _ = _prepare(
         source, target, as_distances, feature_cost, features, initial_plan, options, option_fields)
-    return _core.choose_strategy(src, tgt, p, q, feature_cost, initial_plan, opts)
+    return _core.choose_strategy(src, tgt, p, q, feature_cost, features, initial_plan, opts)
 
 
 def _signature_with_options():

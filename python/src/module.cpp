@@ -378,6 +378,7 @@ Problem problem_of(Side& source,
                    const py::object& p,
                    const py::object& q,
                    const py::object& feature_cost,
+                   const py::object& features,
                    const py::object& initial_plan) {
   Problem problem;
   if (!p.is_none()) problem.source_weights = vector_values(p);
@@ -390,6 +391,20 @@ Problem problem_of(Side& source,
     return DenseMatrix<double>(n, k, matrix_values<double>(a, what));
   };
   if (!feature_cost.is_none()) problem.feature_cost = dense(feature_cost, "feature_cost");
+  if (!features.is_none()) {
+    // (source features n x d, target features k x d): the solver builds their cost only where a
+    // path needs it (Problem::source_features).
+    const py::tuple pair = features.cast<py::tuple>();
+    GW_CHECK(pair.size() == 2, "features must be a pair (source n x d, target k x d)");
+    auto matrix = [](const py::handle& o, const char* what) {
+      const py::array a = py::array::ensure(o);
+      GW_CHECK(a && a.ndim() == 2, what << " must be a 2-D array");
+      return DenseMatrix<double>(static_cast<Index>(a.shape(0)), static_cast<Index>(a.shape(1)),
+                                 matrix_values<double>(a, what));
+    };
+    problem.source_features = matrix(pair[0], "source features");
+    problem.target_features = matrix(pair[1], "target features");
+  }
   if (!initial_plan.is_none()) problem.initial_plan = dense(initial_plan, "initial_plan");
   problem.source = std::move(source.side.geometry);
   problem.target = std::move(target.side.geometry);
@@ -402,10 +417,11 @@ Strategy run_choose_strategy(const std::shared_ptr<Side>& source,
                              const py::object& p,
                              const py::object& q,
                              const py::object& feature_cost,
+                             const py::object& features,
                              const py::object& initial_plan,
                              const Options& options) {
   GW_CHECK(!source->used && !target->used, "a side was already used by a solve; build it again");
-  Problem problem = problem_of(*source, *target, p, q, feature_cost, initial_plan);
+  Problem problem = problem_of(*source, *target, p, q, feature_cost, features, initial_plan);
   Strategy strategy;
   try {
     strategy = choose_strategy(problem, options);
@@ -424,11 +440,12 @@ std::shared_ptr<Result> run_solve(const std::shared_ptr<Side>& source,
                                   const py::object& p,
                                   const py::object& q,
                                   const py::object& feature_cost,
+                                  const py::object& features,
                                   const py::object& initial_plan,
                                   Options options,
                                   const py::object& progress) {
   GW_CHECK(!source->used && !target->used, "a side was already used by a solve; build it again");
-  Problem problem = problem_of(*source, *target, p, q, feature_cost, initial_plan);
+  Problem problem = problem_of(*source, *target, p, q, feature_cost, features, initial_plan);
   source->used = target->used = true;
 
   auto bridge = std::make_shared<ProgressBridge>();
@@ -757,6 +774,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("p"),
         py::arg("q"),
         py::arg("feature_cost"),
+        py::arg("features"),
         py::arg("initial_plan"),
         py::arg("options"),
         py::arg("progress"));
@@ -767,6 +785,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("p"),
         py::arg("q"),
         py::arg("feature_cost"),
+        py::arg("features"),
         py::arg("initial_plan"),
         py::arg("options"));
   m.def("feature_cost_from_features", [](const py::array& f, const py::array& g) {

@@ -135,6 +135,11 @@ SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& re
 // loop's starting plan, and nothing to quantize or re-grow.
 SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result);
 
+// The fused feature cost on the support's entries (nnz values, CSR order): the dense feature
+// cost's entries, or |f_i - g_j|^2 / feature_scale from the features (no n x k values); empty
+// when the problem has neither. O(nnz) or O(nnz d) time, OpenMP over rows.
+std::vector<double> support_feature_cost(const PreparedProblem& pb, const SupportPlan& support);
+
 // Level (4): the sampled GW iterations on the support from `start` (sparse_loop.cpp), with the
 // options of the fine level. Returns the support with its final plan values, its buffers freed;
 // fills the loop fields of the result (termination, iterations, log, timings, regrowths).

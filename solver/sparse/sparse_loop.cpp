@@ -22,6 +22,7 @@
 #include "core/timer.h"
 #include "sampling/sampling.h"
 #include "sinkhorn/sparse_sinkhorn.h"
+#include "solver/inputs.h"
 #include "solver/sampled/loop_driver_impl.h"
 #include "solver/sparse/sparse_impl.h"
 
@@ -49,6 +50,7 @@ class CpuSupportKernels final : public SupportKernels {
   void set_support(SupportPlan& support) override {
     s_ = &support;
     cost_.assign(support.nnz(), 0.0f);
+    if (opt_.fused_weight > 0.0) feature_ = support_feature_cost(pb_, support);
   }
 
   // Lambda_e = mean_t dx_it^2 + mean_t dy_jt^2 - (2 / M) sum_t dx_it dy_jt on each entry e = (i, j)
@@ -73,7 +75,7 @@ class CpuSupportKernels final : public SupportKernels {
     }
     const float scale = -2.0f / static_cast<float>(m);
     const double alpha_f = opt_.fused_weight;
-    const DenseMatrix<double>* feature = alpha_f > 0.0 ? pb_.feature_cost : nullptr;
+    const double* feature = feature_.empty() ? nullptr : feature_.data();
 #pragma omp parallel for schedule(dynamic, 256)
     for (Index i = 0; i < n; ++i) {
       const float* x = &dx[static_cast<std::size_t>(i) * m];
@@ -85,7 +87,7 @@ class CpuSupportKernels final : public SupportKernels {
         for (int t = 0; t < m; ++t) dot += x[t] * y[t];
         float value = xn_[i] + yn_[j] + scale * dot;
         if (feature != nullptr) {
-          value = static_cast<float>((1.0 - alpha_f) * value + alpha_f * (*feature)(i, j));
+          value = static_cast<float>((1.0 - alpha_f) * value + alpha_f * feature[e]);
         }
         cost_[e] = value;
       }
@@ -110,14 +112,17 @@ class CpuSupportKernels final : public SupportKernels {
 
   void sync_plan(SupportPlan&) override {}
 
-  void release() override { std::vector<float>().swap(cost_); }
+  void release() override {
+    std::vector<float>().swap(cost_);
+    std::vector<double>().swap(feature_);
+  }
 
  private:
   const PreparedProblem& pb_;
   const Options& opt_;
   SupportPlan* s_ = nullptr;
   std::vector<float> xn_, yn_, cost_;
-  std::vector<double> f_, g_;
+  std::vector<double> f_, g_, feature_;  // feature_: the fused feature cost per support entry
 };
 
 // The loop backend on the support (the interface run_gw_iterations drives): sampling and
@@ -334,6 +339,42 @@ class SparseLoop {
 };
 
 }  // namespace
+
+std::vector<double> support_feature_cost(const PreparedProblem& pb, const SupportPlan& s) {
+  std::vector<double> out;
+  if (pb.feature_cost != nullptr) {
+    const DenseMatrix<double>& c = *pb.feature_cost;
+    out.resize(s.nnz());
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < s.n; ++i)
+      for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) out[e] = c(i, s.cols[e]);
+  } else if (pb.source_features != nullptr) {
+    const DenseMatrix<double>& f = *pb.source_features;
+    const DenseMatrix<double>& g = *pb.target_features;
+    const std::int64_t d = f.cols;
+    std::vector<double> g_norm(g.rows);
+    for (Index j = 0; j < g.rows; ++j) {
+      double sum = 0.0;
+      for (std::int64_t c = 0; c < d; ++c) sum += g.values[j * d + c] * g.values[j * d + c];
+      g_norm[j] = sum;
+    }
+    const double scale = pb.feature_scale > 0.0 ? pb.feature_scale : 1.0;
+    out.resize(s.nnz());
+#pragma omp parallel for schedule(dynamic, 256)
+    for (Index i = 0; i < s.n; ++i) {
+      const double* fi = f.values.data() + static_cast<std::size_t>(i) * d;
+      double f_norm = 0.0;
+      for (std::int64_t c = 0; c < d; ++c) f_norm += fi[c] * fi[c];
+      for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
+        const Index j = s.cols[e];
+        out[e] = feature_sq_distance(fi, f_norm, g.values.data() + static_cast<std::size_t>(j) * d,
+                                     g_norm[j], d) /
+                 scale;
+      }
+    }
+  }
+  return out;
+}
 
 SupportPlan run_support_iterations(const PreparedProblem& pb,
                                    const Options& fine,

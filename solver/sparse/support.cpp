@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include <omp.h>
 
@@ -85,15 +86,76 @@ SupportPlan build_support(Index n,
 
 namespace {
 
+// The fused feature cost between cells, in the fine problem's units: the fine cost's mass-weighted
+// mean over each pair of cells. From a dense feature cost directly; from features without the
+// n x k values, as |mean f_a - mean g_b|^2 + var f_a + var g_b over the fine scale (the mean of
+// |f_i - g_j|^2 over the pairs, for independent draws from the two cells). Unset without either.
+std::optional<DenseMatrix<double>> coarse_feature_cost(const PreparedProblem& pb,
+                                                       const Quantization& src,
+                                                       const Quantization& tgt,
+                                                       const std::vector<double>& pc,
+                                                       const std::vector<double>& qc) {
+  const Index cells = src.cells, n = pb.n, k = pb.k;
+  std::vector<double> cost(static_cast<std::size_t>(cells) * cells, 0.0);
+  if (pb.source_features != nullptr) {
+    const std::int64_t d = pb.source_features->cols;
+    // Each cell's mass-weighted mean feature and total variance (sum over the d dimensions).
+    auto moments = [&](const DenseMatrix<double>& x, const std::vector<Index>& cell,
+                       const std::vector<double>& w, const std::vector<double>& mass,
+                       std::vector<double>& mean, std::vector<double>& variance) {
+      mean.assign(static_cast<std::size_t>(cells) * d, 0.0);
+      variance.assign(cells, 0.0);
+      for (Index i = 0; i < x.rows; ++i) {
+        const double share = mass[cell[i]] > 0.0 ? w[i] / mass[cell[i]] : 0.0;
+        for (std::int64_t c = 0; c < d; ++c) mean[cell[i] * d + c] += share * x.values[i * d + c];
+      }
+      for (Index i = 0; i < x.rows; ++i) {
+        const double share = mass[cell[i]] > 0.0 ? w[i] / mass[cell[i]] : 0.0;
+        for (std::int64_t c = 0; c < d; ++c) {
+          const double diff = x.values[i * d + c] - mean[cell[i] * d + c];
+          variance[cell[i]] += share * diff * diff;
+        }
+      }
+    };
+    std::vector<double> f, fv, g, gv;
+    moments(*pb.source_features, src.cell, pb.p, pc, f, fv);
+    moments(*pb.target_features, tgt.cell, pb.q, qc, g, gv);
+    const double scale = pb.feature_scale > 0.0 ? pb.feature_scale : 1.0;
+    for (Index a = 0; a < cells; ++a)
+      for (Index b = 0; b < cells; ++b) {
+        double sum = fv[a] + gv[b];
+        for (std::int64_t c = 0; c < d; ++c) {
+          const double diff = f[a * d + c] - g[b * d + c];
+          sum += diff * diff;
+        }
+        cost[static_cast<std::size_t>(a) * cells + b] = sum / scale;
+      }
+  } else if (pb.feature_cost != nullptr) {
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < k; ++j)
+        cost[static_cast<std::size_t>(src.cell[i]) * cells + tgt.cell[j]] +=
+            pb.p[i] * pb.q[j] * (*pb.feature_cost)(i, j);
+    for (Index a = 0; a < cells; ++a)
+      for (Index b = 0; b < cells; ++b)
+        if (pc[a] > 0.0 && qc[b] > 0.0) cost[static_cast<std::size_t>(a) * cells + b] /= pc[a] * qc[b];
+  } else {
+    return std::nullopt;
+  }
+  return DenseMatrix<double>(cells, cells, std::move(cost));
+}
+
 // (2) The coarse alignment: a sub-solve of the cells' pick-to-pick distances with the cells'
-// masses as marginals, under the coarse level's strategy (coarse_level_strategy).
-Result align_cells(const Options& options,
+// masses as marginals (and the cells' feature cost when the problem is fused), under the coarse
+// level's strategy (coarse_level_strategy).
+Result align_cells(const PreparedProblem& pb,
+                   const Options& options,
                    const Quantization& src,
                    const Quantization& tgt,
                    const std::vector<double>& pc,
                    const std::vector<double>& qc) {
   const Index cells = src.cells;
   Problem problem;
+  if (options.fused_weight > 0.0) problem.feature_cost = coarse_feature_cost(pb, src, tgt, pc, qc);
   problem.source = Geometry::from_distances(DenseMatrix<float>(cells, cells, src.distances));
   problem.target = Geometry::from_distances(DenseMatrix<float>(cells, cells, tgt.distances));
   problem.source_weights = pc;
@@ -264,7 +326,7 @@ SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& re
   Result coarse;
   {
     ScopedPhase phase(result.timings, "coarse");
-    coarse = align_cells(options, src, tgt, pc, qc);
+    coarse = align_cells(pb, options, src, tgt, pc, qc);
   }
   result.multiscale_used = true;
   result.multiscale_size = cells;

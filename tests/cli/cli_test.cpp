@@ -1253,7 +1253,11 @@ TEST_F(BadInputs, SigintOrSigtermDuringTheSolveExitsWithTheSignalAndWritesNothin
                                        "--min-iter",
                                        "1000000",
                                        "--tol",
-                                       "0"},
+                                       "0",
+                                       // the dense loop honours --min-iter (the sparse fine
+                                       // level stops after its own short tests)
+                                       "--support",
+                                       "dense"},
                                       dir_.path());
     expect_failed_run(
         run, status, {"interrupted", "SIG" + signal, "nothing was written"}, out_dir());

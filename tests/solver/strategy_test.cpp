@@ -3,6 +3,7 @@
 // gw::solve runs exactly what choose_strategy returns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "solver/inputs.h"
 #include "solver/solve.h"
 #include "solver/solver_impl.h"
 #include "solver/sparse/sparse_impl.h"
@@ -350,6 +352,107 @@ TEST(Strategy, ExplainNamesEveryChoiceAndCandidate) {
   for (const char* part : {"solver", "support", "backend", "precision", "threads", "loss", "memory",
                            "exact", "sampled dense", "sampled sparse"}) {
     EXPECT_TRUE(contains(text, part)) << part << "\n" << text;
+  }
+}
+
+// Features whose pairwise squared distances reach their maximum in various places: a cloud, a
+// cloud with far outliers on either side, duplicated rows (ties), one dimension.
+std::vector<double> random_features(Rng& rng, Index n, int d, bool outliers) {
+  std::vector<double> f(static_cast<std::size_t>(n) * d);
+  for (double& x : f) x = rng.uniform() - 0.5;
+  if (outliers) {
+    for (int t = 0; t < 3; ++t) {
+      const Index i = static_cast<Index>(rng.uniform() * n);
+      for (int c = 0; c < d; ++c) f[static_cast<std::size_t>(i) * d + c] *= 8.0;
+    }
+  }
+  if (n > 2) std::copy(f.begin(), f.begin() + d, f.begin() + d);  // a duplicated row
+  return f;
+}
+
+TEST(FeatureCost, ScaleEqualsTheMaximumOfTheDenseCostExactly) {
+  Rng rng(40);
+  for (int trial = 0; trial < 30; ++trial) {
+    const Index n = 1 + static_cast<Index>(rng.uniform() * 120);
+    const Index k = 1 + static_cast<Index>(rng.uniform() * 120);
+    const int d = 1 + static_cast<int>(rng.uniform() * 12);
+    const std::vector<double> f = random_features(rng, n, d, trial % 2 == 0);
+    const std::vector<double> g = random_features(rng, k, d, trial % 3 == 0);
+    // The oracle: every pair, the same expanded form, plain loops.
+    double expected = 0.0;
+    for (Index i = 0; i < n; ++i) {
+      double fn = 0.0;
+      for (int c = 0; c < d; ++c) fn += f[i * d + c] * f[i * d + c];
+      for (Index j = 0; j < k; ++j) {
+        double gn = 0.0;
+        for (int c = 0; c < d; ++c) gn += g[j * d + c] * g[j * d + c];
+        expected = std::max(expected, feature_sq_distance(&f[i * d], fn, &g[j * d], gn, d));
+      }
+    }
+    EXPECT_EQ(feature_cost_scale(f, n, g, k, d), expected) << "trial " << trial;
+  }
+}
+
+// A fused problem given by features solves as the same problem given by the cost matrix built
+// from them: bit for bit on the dense paths (which build that matrix); on the sparse support
+// (which evaluates only its entries, and gives its coarse level the cells' mean cost, computed
+// from the features' cell moments instead of the matrix: the same in exact arithmetic) with the
+// same matching on nearly every row and the same loss to rounding.
+TEST(FeatureCost, FeaturesGiveTheSamePlanAsTheirCostMatrixOnEveryPath) {
+  Rng rng(41);
+  const Index n = 60, k = 70;
+  const int d = 5;
+  const std::vector<double> f = random_features(rng, n, d, true);
+  const std::vector<double> g = random_features(rng, k, d, false);
+  Problem by_cost = small_distances(n, k);
+  by_cost.feature_cost = feature_cost_from_features(f, n, g, k, d);
+  Problem by_features = small_distances(n, k);
+  by_features.source_features = DenseMatrix<double>(n, d, f);
+  by_features.target_features = DenseMatrix<double>(k, d, g);
+  for (int variant = 0; variant < 3; ++variant) {
+    Options o;
+    o.fused_weight = 0.4;
+    if (variant == 1) o.num_anchors = 30;
+    if (variant == 2) o.support = Support::kSparse, o.support_size = 16;
+    o.max_iterations.set_default(40);
+    o.threads = 1;
+    const Result a = solve(by_cost, o);
+    const Result b = solve(by_features, o);
+    EXPECT_EQ(a.strategy.support, b.strategy.support) << variant;
+    if (variant < 2) {
+      EXPECT_EQ(a.matching, b.matching) << variant;
+      EXPECT_EQ(a.plan, b.plan) << variant;
+      EXPECT_EQ(a.gw_loss, b.gw_loss) << variant;
+      continue;
+    }
+    int same = 0;
+    for (Index i = 0; i < n; ++i) same += a.matching[i] == b.matching[i];
+    EXPECT_GE(same, 0.95 * n);
+    EXPECT_NEAR(a.gw_loss, b.gw_loss, 1e-9 + 1e-3 * a.gw_loss);
+  }
+}
+
+TEST(FeatureCost, AFusedProblemTooLargeForTheDensePathGoesSparseOrFailsNamingTheFeatureCost) {
+  // 200,000 x 180,000 cells with 10 features each: the dense feature cost alone is 268 GiB.
+  Problem p = problem_of(200000, 180000);
+  Rng rng(42);
+  p.source_features = DenseMatrix<double>(200000, 10, random_features(rng, 200000, 10, false));
+  p.target_features = DenseMatrix<double>(180000, 10, random_features(rng, 180000, 10, false));
+  Options o;
+  o.fused_weight = 0.9;
+  o.memory_limit = std::size_t{8} << 30;
+  const Strategy s = choose_strategy(p, o);
+  EXPECT_EQ(s.support, Support::kSparse) << s.support_reason;
+  EXPECT_LE(s.estimated_peak_bytes, o.memory_limit);
+  o.support = Support::kDense;
+  try {
+    choose_strategy(p, o);
+    ADD_FAILURE() << "the dense path was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadData);
+    EXPECT_TRUE(contains(e.what(), "feature cost")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "268")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "--support sparse")) << e.what();
   }
 }
 

@@ -285,8 +285,10 @@ AlignInputs load_inputs(const cxxopts::ParseResult& flags, const Options& option
   if (has_features) {
     std::optional<Index> n, k;
     if (need_geometry) n = in.source.n, k = in.target.n;
-    in.problem.feature_cost = feature_cost_from_features(
-        run.source, source_features, run.target, target_features, n, k);
+    FeaturePair pair =
+        load_features(run.source, source_features, run.target, target_features, n, k);
+    in.problem.source_features = std::move(pair.source);
+    in.problem.target_features = std::move(pair.target);
   } else if (!feature_cost.empty()) {
     GW_CHECK(need_geometry,
              "--fused-weight 1 with --feature-cost: give --features instead (the node counts "
@@ -294,8 +296,8 @@ AlignInputs load_inputs(const cxxopts::ParseResult& flags, const Options& option
     in.problem.feature_cost = load_feature_cost(run.source, feature_cost, in.source.n, in.target.n);
   }
   if (!need_geometry) {
-    in.source.n = in.problem.feature_cost->rows;
-    in.target.n = in.problem.feature_cost->cols;
+    in.source.n = has_features ? in.problem.source_features->rows : in.problem.feature_cost->rows;
+    in.target.n = has_features ? in.problem.target_features->rows : in.problem.feature_cost->cols;
     in.problem.source = Geometry::nodes_only(in.source.n);
     in.problem.target = Geometry::nodes_only(in.target.n);
     in.source.description = in.target.description = "features only";

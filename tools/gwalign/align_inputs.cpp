@@ -235,12 +235,12 @@ DenseMatrix<double> load_feature_cost(const std::string& source_file,
   return DenseMatrix<double>(n, k, std::move(values));
 }
 
-DenseMatrix<double> feature_cost_from_features(const std::string& source_file,
-                                               const std::string& source_spec,
-                                               const std::string& target_file,
-                                               const std::string& target_spec,
-                                               std::optional<Index> n,
-                                               std::optional<Index> k) {
+FeaturePair load_features(const std::string& source_file,
+                          const std::string& source_spec,
+                          const std::string& target_file,
+                          const std::string& target_spec,
+                          std::optional<Index> n,
+                          std::optional<Index> k) {
   struct Features {
     std::vector<double> values;
     Index rows = 0;
@@ -273,7 +273,8 @@ DenseMatrix<double> feature_cost_from_features(const std::string& source_file,
                                     << " columns but target features '" << target_spec << "' have "
                                     << tgt.cols
                                     << "; --features needs both sides in the same feature space");
-  return gw::feature_cost_from_features(src.values, src.rows, tgt.values, tgt.rows, src.cols);
+  return {DenseMatrix<double>(src.rows, static_cast<Index>(src.cols), src.values),
+          DenseMatrix<double>(tgt.rows, static_cast<Index>(tgt.cols), tgt.values)};
 }
 
 }  // namespace gw::cli

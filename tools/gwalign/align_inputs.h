@@ -67,14 +67,18 @@ DenseMatrix<double> load_feature_cost(const std::string& source_file,
                                       Index n,
                                       Index k);
 
-// --features: C_feat[i][j] = |f_i - g_j|^2 / max over all pairs, between the source features
-// (n x d) and the target features (k x d), so the cost is in [0, 1] like the GW term. The two
-// matrices must have the same number of columns. O(n k d) time, O(n k) memory.
-DenseMatrix<double> feature_cost_from_features(const std::string& source_file,
-                                               const std::string& source_spec,
-                                               const std::string& target_file,
-                                               const std::string& target_spec,
-                                               std::optional<Index> n,
-                                               std::optional<Index> k);
+// --features: the source features (n x d) and the target features (k x d), for
+// Problem::source_features / target_features (the solver's cost is |f_i - g_j|^2 / max over all
+// pairs, built densely only on a dense path). The two matrices must have the same number of
+// columns; n and k, when given, must match their rows. O((n + k) d) memory.
+struct FeaturePair {
+  DenseMatrix<double> source, target;
+};
+FeaturePair load_features(const std::string& source_file,
+                          const std::string& source_spec,
+                          const std::string& target_file,
+                          const std::string& target_spec,
+                          std::optional<Index> n,
+                          std::optional<Index> k);
 
 }  // namespace gw::cli

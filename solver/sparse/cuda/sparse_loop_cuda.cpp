@@ -32,7 +32,8 @@ class CudaSupportKernels final : public SupportKernels {
       : pb_(pb),
         opt_(options),
         m_max_(options.max_anchors(pb.n, pb.k)),
-        fused_(options.fused_weight > 0.0 && pb.feature_cost != nullptr),
+        fused_(options.fused_weight > 0.0 &&
+               (pb.feature_cost != nullptr || pb.source_features != nullptr)),
         sparse_(std::make_unique<CudaSparseSinkhorn>(CudaStream::create(options.device))) {}
 
   void set_support(SupportPlan& s) override {
@@ -40,14 +41,7 @@ class CudaSupportKernels final : public SupportKernels {
     sparse_->set_support(s.view(), s.transpose);
     sparse_->set_marginals(pb_.p, pb_.q);  // kept by a same-shape support, reset otherwise
     sparse_->upload_plan(s.values);
-    if (fused_) {
-      std::vector<double> feature(s.nnz());
-      const DenseMatrix<double>& c = *pb_.feature_cost;
-#pragma omp parallel for schedule(static)
-      for (Index i = 0; i < s.n; ++i)
-        for (Offset e = s.offsets[i]; e < s.offsets[i + 1]; ++e) feature[e] = c(i, s.cols[e]);
-      sparse_->set_feature_cost(feature, opt_.fused_weight);
-    }
+    if (fused_) sparse_->set_feature_cost(support_feature_cost(pb_, s), opt_.fused_weight);
     plan_on_device_only_ = false;
   }
 
