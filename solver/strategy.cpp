@@ -53,8 +53,15 @@ struct Rates {
   double sparse_anchor_seconds;    // per support entry and anchor (the gathered cost row)
   double sparse_fixed_seconds;     // quantization, support building, output and loss, per node
 };
-constexpr Rates kCpuRates{5e9, 1.5e-9, 1.0e-9, 6e10, 2.0e-8, 1.0e-8, 4e-10, 3e-6};
-constexpr Rates kCudaRates{0.0, 2e-11, 1.5e-11, 2e13, 5e-10, 3e-10, 2e-11, 3e-7};
+// CPU: fitted to one-thread CPU times of `gwalign bench spiral` (dense, sparse and exact from 400 x
+// 500 to 20,000 x 25,000; bench/RESULTS.md, "The dispatcher's cost model") and scaled to two
+// threads: the dense loop ~2.5e-9 s per plan entry and iteration at M = 50 (GEMMs at ~1.5e11
+// flop/s), the sparse loop ~5e-8 s per support entry and iteration, the exact solver ~5e9
+// multiply-adds per second.
+// CUDA: from the H100/H200 runs of the same benchmark (the dense device loop 0.17 s for 133
+// iterations of 4,000 x 5,000; the sparse kernels ~1.2 s at 10^6 x 10^6).
+constexpr Rates kCpuRates{5e9, 0.6e-9, 0.4e-9, 1.5e11, 1.5e-8, 5e-9, 4e-10, 3e-6};
+constexpr Rates kCudaRates{0.0, 1.5e-11, 1e-11, 5e13, 3e-10, 1e-10, 1e-11, 3e-7};
 
 // Iterations a sampled run is predicted to take: the epsilon decay, two plateau patiences and the
 // polishing (the spiral benchmark's runs stop at 130-165 at the defaults), within max_iterations.
@@ -79,13 +86,23 @@ double exact_seconds(double n, double k, const Options& o, const Rates& r) {
   return starts * one;
 }
 
+// The anchors of a warm-up or polishing iteration (Options::many_anchors), as a double.
+double many_anchors(double n, double k, const Options& o) {
+  return o.many_anchors(static_cast<Index>(std::min(n, 2e9)), static_cast<Index>(std::min(k, 2e9)));
+}
+
 double dense_seconds(double n, double k, const Options& o, const Rates& r) {
   const double entries = n * k;
+  const double sinkhorn = r.sinkhorn_entry_seconds, gemm = 2.0 / r.gemm_flops_per_second;
   const double per_iteration =
-      entries * (r.dense_entry_seconds + r.sinkhorn_entry_seconds * o.sinkhorn_max_iterations +
-                 2.0 * o.num_anchors / r.gemm_flops_per_second);
-  const double loss = o.compute_gw_loss ? 2.0 * entries * o.loss_anchors / r.gemm_flops_per_second : 0;
-  return dense_iterations(o) * per_iteration + loss;
+      entries * (r.dense_entry_seconds + sinkhorn * o.sinkhorn_max_iterations + gemm * o.num_anchors);
+  // Warm-up and polishing iterations draw many anchors; the polishing ones also solve their inner
+  // problems tightly (counted at half their iteration limit: they stop on the tolerance first).
+  const double many = many_anchors(n, k, o);
+  const double special = entries * ((o.warmup_iterations + o.polish_iterations) * gemm * many +
+                                    o.polish_iterations * sinkhorn * 0.5 * o.polish_sinkhorn_iterations);
+  const double loss = o.compute_gw_loss ? entries * gemm * o.loss_anchors : 0.0;
+  return dense_iterations(o) * per_iteration + special + loss;
 }
 
 double sparse_seconds(double n, double k, const Options& o, const Rates& r, Index cells) {
@@ -93,12 +110,16 @@ double sparse_seconds(double n, double k, const Options& o, const Rates& r, Inde
   const double per_iteration =
       entries * (r.sparse_entry_seconds + r.sparse_sinkhorn_seconds * o.sinkhorn_max_iterations +
                  r.sparse_anchor_seconds * o.num_anchors);
+  // The fine level's polishing iterations: many anchors, at most 20 inner iterations each.
+  const double polish =
+      o.polish_iterations * entries *
+      (r.sparse_anchor_seconds * many_anchors(n, k, o) + r.sparse_sinkhorn_seconds * 20.0);
   const double c = static_cast<double>(cells);
   // The coarse level: exact on the CPU up to exact_max_work, the sampled dense loop otherwise.
   const double coarse = c * c * (2.0 * c) <= o.exact_max_work
                             ? exact_seconds(c, c, o, kCpuRates)
                             : dense_seconds(c, c, o, r);
-  return coarse + sparse_iterations(o) * per_iteration + r.sparse_fixed_seconds * (n + k);
+  return coarse + sparse_iterations(o) * per_iteration + polish + r.sparse_fixed_seconds * (n + k);
 }
 
 // ------------------------------------------------------------------------------- the rules
@@ -142,14 +163,13 @@ bool holds_full_matrix(const Geometry& g, const Options& o) {
 }
 
 // The first reason the exact solver cannot run (empty: none).
-std::string exact_blocker(const Problem& problem, const Options& o) {
+std::string exact_blocker(const Options& o) {
   if (!balanced(o)) return "an unbalanced, semi-relaxed or partial problem (rho_a, rho_b, partial_mass)";
   if (o.backend != Backend::kCpu) return "backend cuda (the exact solver runs on the CPU)";
   if (o.support == Support::kSparse) return "support = sparse (the exact solver needs the dense plan)";
   if (o.multiscale) return "multiscale (a sampled-loop warm start)";
   if (o.restarts > 1) return "restart probes (restarts > 1, the sampled loop's)";
   if (o.slack_shared) return "slack_shared (the sampled loop's slack)";
-  (void)problem;
   return "";
 }
 
@@ -225,7 +245,7 @@ void choose_solver(const Problem& problem,
     return;
   }
   // The features the exact solver lacks first, then auto's threshold, then memory.
-  const std::string blocker = exact_blocker(problem, o);
+  const std::string blocker = exact_blocker(o);
   if (!blocker.empty()) {
     s.solver = SolverKind::kSampled;
     s.solver_reason = "auto: sampled for " + blocker;
@@ -400,7 +420,7 @@ Strategy choose_strategy(const Problem& problem, const Options& options) {
   s.backend_reason = o.backend == Backend::kCpu ? "cpu (Options::backend)" : "cuda (Options::backend)";
   s.memory_limit_bytes = memory.limit;
 
-  Candidate exact{"exact", true, exact_blocker(problem, o), 0.0, memory.exact};
+  Candidate exact{"exact", true, exact_blocker(o), 0.0, memory.exact};
   exact.possible = exact.why_not.empty();
   if (exact.possible && static_cast<double>(memory.exact) > dense_room) {
     exact.possible = false;
