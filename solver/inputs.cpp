@@ -82,16 +82,28 @@ SideGeometry side_from_distance_matrix(
   return side;
 }
 
-DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
-                                               Index n,
-                                               std::span<const double> target,
-                                               Index k,
-                                               std::int64_t d) {
+namespace {
+
+void check_feature_shapes(std::span<const double> source,
+                          Index n,
+                          std::span<const double> target,
+                          Index k,
+                          std::int64_t d) {
   GW_CHECK(source.size() == static_cast<std::size_t>(n) * d &&
                target.size() == static_cast<std::size_t>(k) * d,
            "feature matrices must be n x d and k x d (got "
                << source.size() << " and " << target.size() << " values for n = " << n
                << ", k = " << k << ", d = " << d << ")");
+}
+
+}  // namespace
+
+DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
+                                               Index n,
+                                               std::span<const double> target,
+                                               Index k,
+                                               std::int64_t d) {
+  check_feature_shapes(source, n, target, k, d);
   std::vector<double> cost(static_cast<std::size_t>(n) * k);
   std::vector<double> target_norm(k);
   for (Index j = 0; j < k; ++j) {
@@ -124,11 +136,7 @@ double feature_cost_scale(std::span<const double> source,
                           std::span<const double> target,
                           Index k,
                           std::int64_t d) {
-  GW_CHECK(source.size() == static_cast<std::size_t>(n) * d &&
-               target.size() == static_cast<std::size_t>(k) * d,
-           "feature matrices must be n x d and k x d (got "
-               << source.size() << " and " << target.size() << " values for n = " << n
-               << ", k = " << k << ", d = " << d << ")");
+  check_feature_shapes(source, n, target, k, d);
   if (n == 0 || k == 0) return 0.0;
   std::vector<double> target_norm(k), centre(d, 0.0);
   for (Index j = 0; j < k; ++j) {
