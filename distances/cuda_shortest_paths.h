@@ -42,8 +42,8 @@ namespace gw {
 
 // Row-major |sources| x n block in device memory: rows[k * n + v] = length of the shortest path
 // sources[k] -> v (+inf if unreachable). Sources may repeat; kInvalidArgument names the first one
-// outside [0, n). `rows` must hold |sources| x n floats on the graph's device; the call returns
-// when the work is enqueued on graph.stream().
+// outside [0, n). `rows` must hold |sources| x n floats on the graph's device; the work runs on
+// graph.stream() and the call returns when the rows are complete.
 void shortest_path_rows_device(const DeviceCsrGraph& graph,
                                std::span<const Index> sources,
                                float* rows);

@@ -39,9 +39,9 @@ DeviceComponents device_components(
   GW_CUDA_CHECK(cuda::launch_union_edges(row_offsets, cols, stride, n, parent.get(), stream));
   GW_CUDA_CHECK(cuda::launch_flatten(parent.get(), n, root.get(), flags.get(), stream));
   std::size_t bytes = 0;
-  GW_CUDA_CHECK(cuda::exclusive_sum(nullptr, bytes, flags.get(), rank.get(), n, stream));
+  GW_CUDA_CHECK(cuda::graph_exclusive_sum(nullptr, bytes, flags.get(), rank.get(), n, stream));
   cuda::DeviceBuffer<std::byte> temp(bytes);
-  GW_CUDA_CHECK(cuda::exclusive_sum(temp.get(), bytes, flags.get(), rank.get(), n, stream));
+  GW_CUDA_CHECK(cuda::graph_exclusive_sum(temp.get(), bytes, flags.get(), rank.get(), n, stream));
   GW_CUDA_CHECK(cuda::launch_component_labels(root.get(), rank.get(), n, out.labels.get(), stream));
   Index last_rank = 0;
   Index last_flag = 0;
@@ -115,6 +115,7 @@ std::vector<Bridge> device_stitch(
     bridges.push_back({host.source, host.target, static_cast<float>(std::sqrt(host.length2))});
     absorb(host.label);
   }
+  GW_CUDA_CHECK(cudaStreamSynchronize(stream));  // the last absorb, before its buffers go
   return bridges;
 }
 
@@ -173,9 +174,9 @@ DeviceCsrGraph assemble_csr(const CudaStream& stream,
   GW_CUDA_CHECK(cuda::launch_first_key_flags(sorted_keys.get(), count, keep_all, flags.get(), s));
   {
     std::size_t bytes = 0;
-    GW_CUDA_CHECK(cuda::exclusive_sum(nullptr, bytes, flags.get(), pos.get(), count, s));
+    GW_CUDA_CHECK(cuda::graph_exclusive_sum(nullptr, bytes, flags.get(), pos.get(), count, s));
     cuda::DeviceBuffer<std::byte> temp(bytes);
-    GW_CUDA_CHECK(cuda::exclusive_sum(temp.get(), bytes, flags.get(), pos.get(), count, s));
+    GW_CUDA_CHECK(cuda::graph_exclusive_sum(temp.get(), bytes, flags.get(), pos.get(), count, s));
     Offset last_pos = 0;
     Offset last_flag = 0;
     cuda::copy_to_host(&last_pos, pos.get() + (count - 1), 1, s);

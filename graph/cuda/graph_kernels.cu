@@ -334,21 +334,21 @@ cudaError_t launch_flatten(
   return cudaGetLastError();
 }
 
-cudaError_t exclusive_sum(void* temp,
-                          std::size_t& temp_bytes,
-                          const Index* in,
-                          Index* out,
-                          Index count,
-                          cudaStream_t stream) {
+cudaError_t graph_exclusive_sum(void* temp,
+                                std::size_t& temp_bytes,
+                                const Index* in,
+                                Index* out,
+                                Index count,
+                                cudaStream_t stream) {
   return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, count, stream);
 }
 
-cudaError_t exclusive_sum(void* temp,
-                          std::size_t& temp_bytes,
-                          const Offset* in,
-                          Offset* out,
-                          Offset count,
-                          cudaStream_t stream) {
+cudaError_t graph_exclusive_sum(void* temp,
+                                std::size_t& temp_bytes,
+                                const Offset* in,
+                                Offset* out,
+                                Offset count,
+                                cudaStream_t stream) {
   return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, count, stream);
 }
 

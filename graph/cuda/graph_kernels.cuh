@@ -36,18 +36,18 @@ cudaError_t launch_flatten(
     const Index* parent, Index n, Index* root, Index* root_flags, cudaStream_t stream);
 
 // out[i] = in[0] + ... + in[i - 1], i < count (cub::DeviceScan::ExclusiveSum).
-cudaError_t exclusive_sum(void* temp,
-                          std::size_t& temp_bytes,
-                          const Index* in,
-                          Index* out,
-                          Index count,
-                          cudaStream_t stream);
-cudaError_t exclusive_sum(void* temp,
-                          std::size_t& temp_bytes,
-                          const Offset* in,
-                          Offset* out,
-                          Offset count,
-                          cudaStream_t stream);
+cudaError_t graph_exclusive_sum(void* temp,
+                                std::size_t& temp_bytes,
+                                const Index* in,
+                                Index* out,
+                                Index count,
+                                cudaStream_t stream);
+cudaError_t graph_exclusive_sum(void* temp,
+                                std::size_t& temp_bytes,
+                                const Offset* in,
+                                Offset* out,
+                                Offset count,
+                                cudaStream_t stream);
 
 // labels[i] = rank[root[i]]: components numbered in the order of their smallest node (rank = the
 // exclusive sum of the root flags).

@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(kQueries) knn_search_kernel(KnnSearchArgs a) {
     for (int p = 0; p < kTile; ++p) acc[p] = 0.0f;
     for (int c = 0; c < d; c += kDc) {
       __syncthreads();  // the previous chunk's readers are done with the tiles
-      stage_rows<kDc, kQueries>(a.centred, n, d, block_first, c, s_query);
+      // With a single chunk (d <= kDc) the query tile never changes: staged once.
+      if (d > kDc || step == 0) stage_rows<kDc, kQueries>(a.centred, n, d, block_first, c, s_query);
       stage_rows<kDc, kTile>(a.centred, n, d, p0, c, s_point);
       __syncthreads();
 #pragma unroll
@@ -125,12 +126,19 @@ __global__ void __launch_bounds__(kQueries) knn_search_kernel(KnnSearchArgs a) {
 
     // Candidates of this tile against the bound at its start (a superset of those against the
     // bound as it tightens below), minus the points past n and the query itself.
+    // Most tiles hold no candidate once the list is full: their minimum settles that in one
+    // min per pair, the mask costs three.
     unsigned long long mask = ~0ull;
     if (a.filter) {
-      mask = 0;
+      float lowest = acc[0];
 #pragma unroll
-      for (int p = 0; p < kTile; ++p) {
-        mask |= static_cast<unsigned long long>(acc[p] <= bound) << p;
+      for (int p = 1; p < kTile; ++p) lowest = fminf(lowest, acc[p]);
+      mask = 0;
+      if (lowest <= bound) {
+#pragma unroll
+        for (int p = 0; p < kTile; ++p) {
+          mask |= static_cast<unsigned long long>(acc[p] <= bound) << p;
+        }
       }
     }
     const std::int64_t valid = n - p0;
