@@ -64,23 +64,33 @@ struct Workspace {
   }
 };
 
-// Concurrent blocks for m sources: as many as are resident at once, at most m, and at most what a
-// quarter of the free device memory holds in workspaces.
-int batch_blocks(Index n, Index m, int group) {
+// The launch shape for m sources: blocks of the largest size when the sources do not fill the
+// multiprocessors (a landmark batch), else several smaller blocks per multiprocessor; as many
+// blocks as are resident at once, at most m, and at most what a quarter of the free device memory
+// holds in workspaces.
+struct BatchShape {
+  int blocks = 1;
+  int threads = cuda::kSsspBatchThreads;
+};
+
+BatchShape batch_shape(Index n, Index m, int group) {
   int device = 0;
   GW_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
   GW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  BatchShape shape;
+  if (m <= sms) shape.threads = cuda::kSsspSingleThreads;
   int per_sm = 0;
-  GW_CUDA_CHECK(cuda::sssp_blocks_per_sm(cuda::kSsspBatchThreads, group, &per_sm));
+  GW_CUDA_CHECK(cuda::sssp_blocks_per_sm(shape.threads, group, &per_sm));
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   GW_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   const std::size_t per_block = 12 * static_cast<std::size_t>(std::max<Index>(n, 1));
   const std::size_t by_memory = std::max<std::size_t>(1, free_bytes / 4 / per_block);
   const std::int64_t resident = std::max<std::int64_t>(1, std::int64_t{sms} * per_sm);
-  return static_cast<int>(std::min<std::int64_t>(
+  shape.blocks = static_cast<int>(std::min<std::int64_t>(
       {resident, static_cast<std::int64_t>(m), static_cast<std::int64_t>(by_memory)}));
+  return shape;
 }
 
 // Rows of `sources` (device, m of them) into rows (device, m x n), several launches if the round
@@ -91,7 +101,8 @@ void run_batch(const DeviceCsrGraph& graph, const Index* sources, Index m, float
   if (m == 0 || n == 0) return;
   const cudaStream_t s = cuda::stream_of(graph.stream());
   const int group = group_for(graph);
-  Workspace workspace(n, batch_blocks(n, m, group));
+  const BatchShape shape = batch_shape(n, m, group);
+  Workspace workspace(n, shape.blocks);
   const std::int64_t rounds_per_source = static_cast<std::int64_t>(n) + 2;
   const std::int64_t per_block = std::max<std::int64_t>(1, (INT_MAX - 1) / rounds_per_source);
   const std::int64_t chunk = per_block * workspace.blocks;
@@ -104,8 +115,8 @@ void run_batch(const DeviceCsrGraph& graph, const Index* sources, Index m, float
     args.rows = rows + first * static_cast<std::int64_t>(n);
     args.queues = workspace.queues.get();
     args.stamps = workspace.stamps.get();
-    GW_CUDA_CHECK(cuda::launch_sssp(
-        args, std::min<int>(workspace.blocks, count), cuda::kSsspBatchThreads, group, s));
+    GW_CUDA_CHECK(
+        cuda::launch_sssp(args, std::min<int>(workspace.blocks, count), shape.threads, group, s));
   }
   // The workspace is freed on return: the runs must be done.
   GW_CUDA_CHECK(cudaStreamSynchronize(s));
