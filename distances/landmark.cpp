@@ -78,7 +78,6 @@ LandmarkProvider::LandmarkProvider(const CsrGraphView& graph, const LandmarkOpti
     : threads_(options.threads) {
   GW_CHECK(options.num_landmarks >= 1,
            "LandmarkOptions::num_landmarks must be >= 1, got " << options.num_landmarks);
-  const int threads = resolve_threads(options.threads);
   FarthestPointOptions fps;
   fps.seed = options.seed;
   fps.start = options.start;
@@ -88,11 +87,33 @@ LandmarkProvider::LandmarkProvider(const CsrGraphView& graph, const LandmarkOpti
   d_ = static_cast<Index>(sample.nodes.size());
   landmarks_ = std::move(sample.nodes);
   counters_.shortest_path_runs = d_;
+  build_coordinates(sample.rows, connected_components(graph));
+}
 
+LandmarkProvider::LandmarkProvider(std::vector<Index> landmarks,
+                                   std::span<const float> rows,
+                                   const Components& components,
+                                   int threads)
+    : threads_(threads) {
+  n_ = static_cast<Index>(components.labels.size());
+  d_ = static_cast<Index>(landmarks.size());
+  GW_CHECK(d_ >= 1, "LandmarkProvider: no landmarks given");
+  GW_CHECK(rows.size() == static_cast<std::size_t>(d_) * static_cast<std::size_t>(n_),
+           "LandmarkProvider: rows has " << rows.size() << " entries, expected d x n = " << d_
+                                         << " x " << n_ << " (one row per landmark, one label "
+                                         << "per node in components)");
+  detail::check_node_ids(landmarks, n_, "landmark");
+  landmarks_ = std::move(landmarks);
+  counters_.shortest_path_runs = d_;
+  build_coordinates(rows, components);
+}
+
+void LandmarkProvider::build_coordinates(std::span<const float> sample_rows,
+                                         const Components& components) {
+  const int threads = resolve_threads(threads_);
   const std::size_t n = static_cast<std::size_t>(n_);
   const std::size_t d = static_cast<std::size_t>(d_);
-  const float* rows = sample.rows.data();  // d x n
-
+  const float* rows = sample_rows.data();  // d x n
   // Per-landmark means of the finite coordinates (+inf counted as 0, as in centred_). Centring
   // shrinks |x|^2 and so the cancellation in |x|^2 + |y|^2 - 2 x.y.
   std::vector<double> mean(d);
@@ -122,9 +143,7 @@ LandmarkProvider::LandmarkProvider(const CsrGraphView& graph, const LandmarkOpti
     }
     sq_norms_[i] = static_cast<float>(sq);
   }
-  sample.rows = {};
 
-  const Components components = connected_components(graph);
   if (components.count == 1 && all_finite) return;
 
   // Classes: nodes with the same component label and the same set of reaching landmarks. Keyed by

@@ -32,6 +32,7 @@
 
 #include "core/types.h"
 #include "distances/distance_provider.h"
+#include "graph/components.h"
 #include "graph/csr_graph.h"
 
 namespace gw {
@@ -83,6 +84,16 @@ class LandmarkProvider final : public DistanceProvider {
   // Runs farthest-point sampling (d Dijkstra runs) and builds the coordinates. Validates the graph
   // (kBadData); kInvalidArgument for num_landmarks < 1 or an empty graph. The graph is not kept.
   LandmarkProvider(const CsrGraphView& graph, const LandmarkOptions& options = {});
+  // The provider of landmarks picked elsewhere (farthest_point_sample_cuda,
+  // distances/cuda_shortest_paths.h): `rows` is d x n row-major, rows[l * n + v] =
+  // dist(landmarks[l] -> v), and `components` holds the graph's weakly connected components (n
+  // labels, graph/components.h), which group the nodes into classes as above. kInvalidArgument for
+  // no landmarks, a landmark outside [0, n) or sizes that disagree. threads: CPU threads of the
+  // setup and of the queries (0 = all available).
+  LandmarkProvider(std::vector<Index> landmarks,
+                   std::span<const float> rows,
+                   const Components& components,
+                   int threads = 0);
 
   std::string_view name() const override { return "landmark"; }
   Index num_nodes() const override { return n_; }
@@ -107,6 +118,9 @@ class LandmarkProvider final : public DistanceProvider {
   Index num_classes() const { return num_classes_; }
 
  private:
+  // Coordinates, centred copy, norms and classes from the d x n rows of `landmarks_`.
+  void build_coordinates(std::span<const float> rows, const Components& components);
+
   Index n_ = 0;
   Index d_ = 0;
   int threads_ = 0;

@@ -641,6 +641,47 @@ TEST(Landmark, CoordinatesEqualTheDijkstraRowsOfTheLandmarks) {
   }
 }
 
+TEST(Landmark, ProviderFromRowsAndComponentsEqualsTheGraphConstructor) {
+  Rng rng(63);
+  for (const GraphCase& c : random_graphs(11)) {
+    const Index n = c.graph.num_nodes();
+    LandmarkOptions options;
+    options.num_landmarks = 9;
+    options.seed = 2;
+    const auto from_graph = make_landmark_provider(c.graph, options);
+    FarthestPointOptions fps;
+    fps.seed = options.seed;
+    fps.keep_rows = true;
+    const FarthestPointSample sample = farthest_point_sample(c.graph, 9, fps);
+    const LandmarkProvider from_rows(
+        sample.nodes, sample.rows, connected_components(c.graph), options.threads);
+    EXPECT_EQ(std::vector<Index>(from_rows.landmarks().begin(), from_rows.landmarks().end()),
+              std::vector<Index>(from_graph->landmarks().begin(), from_graph->landmarks().end()))
+        << c.label;
+    EXPECT_EQ(
+        std::vector<float>(from_rows.coordinates().begin(), from_rows.coordinates().end()),
+        std::vector<float>(from_graph->coordinates().begin(), from_graph->coordinates().end()))
+        << c.label;
+    EXPECT_EQ(from_rows.num_classes(), from_graph->num_classes()) << c.label;
+    EXPECT_EQ(from_rows.stats().shortest_path_runs, 9);
+    const std::vector<Index> anchors = random_anchors(rng, n, 6);
+    std::vector<float> want(n * anchors.size());
+    std::vector<float> got(n * anchors.size());
+    from_graph->distances_to(anchors, want);
+    from_rows.distances_to(anchors, got);
+    EXPECT_EQ(got, want) << c.label;
+  }
+  const Components two{2, {0, 1}, {1, 1}};
+  const std::vector<float> rows = {0.0f, kInf};
+  expect_error(
+      [&] { LandmarkProvider({}, rows, two); }, ErrorCode::kInvalidArgument, "no landmarks");
+  expect_error([&] { LandmarkProvider({0}, std::span<const float>(rows).first(1), two); },
+               ErrorCode::kInvalidArgument,
+               "expected d x n");
+  expect_error(
+      [&] { LandmarkProvider({2}, rows, two); }, ErrorCode::kInvalidArgument, "landmark id 2");
+}
+
 TEST(Landmark, MaxNormNeverExceedsTrueDistance) {
   Rng rng(67);
   for (int trial = 0; trial < 3; ++trial) {

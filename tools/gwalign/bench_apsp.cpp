@@ -5,6 +5,13 @@
 // Floor: the n x n float32 output written once at the write bandwidth measured here. Dijkstra is
 // bound by heap and cache latency, not by that floor; ns_per_edge (thread-seconds per relaxed
 // edge) is the figure to compare across graph sizes.
+//
+// --backend cuda times all_pairs_shortest_paths_device (distances/cuda_shortest_paths.h; the graph
+// on the device, the matrix left there) and, with --cpu-reps > 0, the CPU's parallel Dijkstra on
+// the same graph in the same process: speedup_vs_cpu, and matrix_equal (the device matrix
+// downloaded and compared bit for bit). Floor: the matrix written once plus the graph read once
+// per source (12 bytes per edge and offset entry), at --bandwidth-gbs (default 4300: the copy
+// bandwidth seen on an H200 of this workplace, bytes read plus written).
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
@@ -15,15 +22,18 @@
 #include "bench_util.h"
 #include "cli_util.h"
 #include "interrupt.h"
-#include "tools/floors/floors.h"
 #include "command.h"
 #include "core/context.h"
+#include "core/cuda_stream.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "distances/cuda_shortest_paths.h"
 #include "distances/shortest_paths.h"
 #include "graph/components.h"
+#include "graph/cuda_graph.h"
 #include "graph/knn.h"
 #include "io/hdf5.h"
+#include "tools/floors/floors.h"
 
 namespace gw::cli {
 namespace {
@@ -63,10 +73,52 @@ void save_graph_and_rows(const std::string& path,
   out.commit();
 }
 
+int run_bench_apsp_cuda(const cxxopts::ParseResult& args, const CsrGraph& graph, int threads) {
+  const int cpu_reps = args["cpu-reps"].as<int>();
+  const double bandwidth = args["bandwidth-gbs"].as<double>() * 1e9;
+  GW_CHECK(cpu_reps >= 0, "--cpu-reps must be >= 0, got " << cpu_reps);
+  GW_CHECK(bandwidth > 0.0, "--bandwidth-gbs must be > 0");
+  const Index n = graph.num_nodes();
+  const CudaStream stream = CudaStream::create(args["device"].as<int>());
+  const DeviceCsrGraph device = DeviceCsrGraph::upload(graph, stream);
+  DeviceArray<float> matrix;
+  const TimingStats stats = time_repeated(args["reps"].as<int>(), [&] {
+    matrix = DeviceArray<float>();  // one matrix at a time on the device
+    matrix = all_pairs_shortest_paths_device(device);
+  });
+  const double out_bytes = static_cast<double>(n) * n * sizeof(float);
+  const double graph_bytes =
+      static_cast<double>(n) * (12.0 * static_cast<double>(graph.num_edges()) + 8.0 * (n + 1));
+  const double floor_seconds = (out_bytes + graph_bytes) / bandwidth;
+
+  BenchReport report("apsp");
+  report.set("backend", "cuda").set("n", std::int64_t{n});
+  report.set("d", args["d"].as<int>()).set("k", args["k"].as<int>());
+  report.set("edges", std::int64_t{graph.num_edges()});
+  report.set("components", std::int64_t{connected_components(graph).count});
+  report.set_timing("", stats);
+  report.set("output_bytes", out_bytes).set("graph_bytes_read", graph_bytes);
+  report.set("bandwidth_gbs", bandwidth / 1e9);
+  report.set("floor_seconds_per_iter", floor_seconds);
+  report.set("ratio_to_floor", stats.median / floor_seconds);
+  if (cpu_reps > 0) {
+    std::vector<float> cpu;
+    const TimingStats cpu_stats = time_repeated(
+        cpu_reps, [&] { cpu = all_pairs_shortest_paths(graph, threads); }, 0);
+    report.set_timing("cpu_", cpu_stats);
+    report.set("cpu_threads", threads);
+    report.set("speedup_vs_cpu", cpu_stats.median / stats.median);
+    report.set("matrix_equal", matrix.download() == cpu);
+  }
+  report.print(std::cout, args.count("json") > 0);
+  return 0;
+}
+
 int run_bench_apsp(int argc, char** argv) {
   cxxopts::Options options(argv[0],
                            "Time all-pairs shortest paths on the kNN graph of random points.\n"
-                           "Example: gwalign bench apsp --n 5000 --k 30 --json");
+                           "Example: gwalign bench apsp --n 5000 --k 30 --json\n"
+                           "         gwalign bench apsp --backend cuda --n 20000 --k 10 --json");
   // clang-format off
   options.add_options()
       ("n", "number of points (graph nodes)", cxxopts::value<Index>()->default_value("5000"))
@@ -76,7 +128,13 @@ int run_bench_apsp(int argc, char** argv) {
        cxxopts::value<std::string>())
       ("sample-rows", "with --save: also write this many of our distance rows (/distances/rows, "
                       "evenly spaced sources in /distances/sources); n writes all",
-       cxxopts::value<Index>()->default_value("0"));
+       cxxopts::value<Index>()->default_value("0"))
+      ("backend", "cpu | cuda", cxxopts::value<std::string>()->default_value("cpu"))
+      ("device", "CUDA device with --backend cuda", cxxopts::value<int>()->default_value("0"))
+      ("cpu-reps", "with --backend cuda: timed CPU runs on the same graph (0: none)",
+       cxxopts::value<int>()->default_value("1"))
+      ("bandwidth-gbs", "with --backend cuda: device memory bandwidth for the floor, GB/s",
+       cxxopts::value<double>()->default_value("4300"));
   // clang-format on
   add_common_bench_options(options, 3);
   const auto args = options.parse(argc, argv);
@@ -100,6 +158,16 @@ int run_bench_apsp(int argc, char** argv) {
   KnnGraphOptions knn;
   knn.k = k;
   const CsrGraph graph = knn_graph(std::span<const double>(points), n, d, knn);
+  const auto backend = backend_from_string(args["backend"].as<std::string>());
+  GW_CHECK(backend,
+           "--backend must be cpu or cuda, got '" << args["backend"].as<std::string>() << "'");
+  if (*backend == Backend::kCuda) {
+    GW_CHECK(!args.count("save"), "--save is for --backend cpu");
+    return run_bench_apsp_cuda(args, graph, threads.count());
+  }
+  for (const char* name : {"device", "cpu-reps", "bandwidth-gbs"}) {
+    GW_CHECK(!args.count(name), "--" << name << " is for --backend cuda");
+  }
 
   std::vector<float> distances;
   const TimingStats stats = time_repeated(args["reps"].as<int>(), [&] {
