@@ -165,6 +165,7 @@ int Options::resolved_plateau_patience() const {
   X(hybrid_sampled_work) \
   X(hybrid_mirror_iterations) \
   X(hybrid_basin_iterations) \
+  X(orientation_starts) \
   X(starts) \
   X(start_time_budget) \
   X(start_probe_iterations)

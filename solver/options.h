@@ -413,6 +413,17 @@ struct Options {
   // (a step or two decides the basin: a mirrored optimum's loss is several times the right one's);
   // only the start with the lowest objective then runs to the end (0: every start runs to the
   // end). Result::starts has each start's loss at the end of its run.
+  // orientation_starts: after the starts, the orientation check (solver/exact/
+  // spectral_starts_impl.h). Both sides are embedded by classical MDS; the maps between the
+  // embeddings under each reflection of their axes are scored by their objective, and the best one
+  // ("spectral") and the best one of the other handedness ("spectral-reflected") are candidates.
+  // A candidate runs to the end as one more start unless the kept plan already agrees with its
+  // map (half its mass or more matched within 5% of the target's diameter of where the map sends
+  // it) or its map's objective is over 1.5x the other candidate's; both are listed in
+  // Result::starts either way (a skipped one with its reason). Why: a near-symmetric shape's
+  // mirrored optimum has a few times the true one's loss, and the other starts do not know left
+  // from right. Not with a given initial plan nor with exact_method mirror.
+  Setting<bool> orientation_starts = true;
   Setting<int> starts = 3;
   Setting<double> start_time_budget = 1.0;
   Setting<int> start_probe_iterations = 2;

@@ -161,6 +161,10 @@ std::string Result::full_report() const {
   if (!starts.empty()) {
     out << "  starts:";
     for (std::size_t s = 0; s < starts.size(); ++s) {
+      if (!starts[s].skipped.empty()) {
+        out << " " << starts[s].name << " skipped (" << starts[s].skipped << ");";
+        continue;
+      }
       out << " " << starts[s].name << " loss " << format("%.6g", starts[s].gw_loss) << " ("
           << starts[s].iterations << " it, " << format("%.3f", starts[s].seconds) << " s)"
           << (static_cast<int>(s) == start_chosen ? " [kept]" : "") << ";";
@@ -246,6 +250,8 @@ std::string Result::to_json(bool pretty) const {
         .member("objective", s.objective)
         .member("iterations", s.iterations)
         .member("seconds", s.seconds)
+        .member("map_objective", s.map_objective)
+        .member("skipped", s.skipped)
         .end_object();
   }
   json.end_array();

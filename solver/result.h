@@ -44,12 +44,18 @@ struct IterationRecord {
 
 // One start of the exact solver (Options::starts).
 struct StartRecord {
-  std::string name;        // "profiles", "product", "profile-vertex" or "given"
+  std::string name;        // "profiles", "product", "profile-vertex", "given", or an orientation
+                           // candidate: "spectral", "spectral-reflected"
   double gw_loss = 0.0;    // exact GW loss of the start's last plan (after its probe, or at the
-                           // end for the start that was kept)
-  double objective = 0.0;  // the fused objective F it reached (= gw_loss without features)
+                           // end for the start that was kept); NaN for a skipped candidate
+  double objective = 0.0;  // the fused objective F it reached (= gw_loss without features); NaN
+                           // for a skipped candidate
   int iterations = 0;      // basin + conditional-gradient iterations
   double seconds = 0.0;
+  // Orientation candidates only (NaN otherwise): the objective F of the candidate's
+  // nearest-neighbour map (a map, not a plan: comparable between the two candidates only).
+  double map_objective = std::numeric_limits<double>::quiet_NaN();
+  std::string skipped;     // why the candidate did not run ("" when it ran)
 };
 
 struct Result {

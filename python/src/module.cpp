@@ -101,6 +101,7 @@ namespace {
   X(hybrid_sampled_work)         \
   X(hybrid_basin_iterations)     \
   X(hybrid_mirror_iterations)    \
+  X(orientation_starts)          \
   X(starts)                      \
   X(start_time_budget)           \
   X(start_probe_iterations)
@@ -589,6 +590,8 @@ void bind_results(py::module_& m) {
                                  d["objective"] = s.objective;
                                  d["iterations"] = s.iterations;
                                  d["seconds"] = s.seconds;
+                                 d["map_objective"] = s.map_objective;
+                                 d["skipped"] = s.skipped;
                                  rows.append(d);
                                }
                                return rows;

@@ -15,6 +15,8 @@
 // (gw_cost_kernels_impl.h, out = A B^T); the distance matrices are symmetric, so B^T = B where
 // that saves a transpose.
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,6 +28,7 @@
 #include "solver/exact/exact_impl.h"
 #include "solver/exact/exact_runner_impl.h"
 #include "solver/exact/profile_starts_impl.h"
+#include "solver/exact/spectral_starts_impl.h"
 #include "solver/sampled/sampled_impl.h"
 
 namespace gw::detail {
@@ -49,7 +52,7 @@ class Starts {
   Starts(PreparedProblem& pb, const Options& options, ExactGw<S>& gw, ExactRunner<S>& runner,
          Result& result)
       : pb_(pb), options_(options), gw_(gw), runner_(runner), result_(result),
-        profiles_(pb, options, gw) {
+        profiles_(pb, options, gw), orientations_(pb, options, gw) {
     const double work = gw::exact_iteration_work(pb.n, pb.k);
     mirror_ = options.exact_method == ExactMethod::kMirrorDescent;
     sampled_basin_ = options.exact_method == ExactMethod::kHybrid && work > options.hybrid_sampled_work;
@@ -82,6 +85,14 @@ class Starts {
     return names;
   }
   bool mirror() const { return mirror_; }
+
+  // The orientation starts (spectral_starts_impl.h): "spectral" and "spectral-reflected", and the
+  // objective of each one's nearest-neighbour map.
+  static constexpr const char* kOrientationNames[2] = {"spectral", "spectral-reflected"};
+  double orientation_objective(int which) { return orientations_.objective(which); }
+  double orientation_agreement(int which, const std::vector<Index>& matching) {
+    return orientations_.agreement(which, matching);
+  }
 
   // Start `name`, run `cg_iterations` conditional-gradient iterations after its basin (all of a
   // mirror-descent run's iterations for exact_method mirror).
@@ -127,6 +138,8 @@ class Starts {
     ScopedPhase phase(result_.timings, "init");
     if (name == "given") return pb_.initial_plan;
     if (name == "profiles") return profiles_.entropic(log);
+    if (name == kOrientationNames[0]) return orientations_.entropic(0, log);
+    if (name == kOrientationNames[1]) return orientations_.entropic(1, log);
     if (name == "product") {
       if (log != nullptr) *log = product_log_plan(pb_.p, pb_.q);
       const Index n = pb_.n, k = pb_.k;
@@ -144,7 +157,11 @@ class Starts {
                  std::vector<double>& start,
                  const std::vector<double>& start_log,
                  StartOutcome& out) {
-    if (name == "profile-vertex") return false;
+    // A vertex has no basin to find, and an orientation start must keep its handedness: both go
+    // straight to conditional gradient.
+    if (name == "profile-vertex" || name == kOrientationNames[0] || name == kOrientationNames[1]) {
+      return false;
+    }
     if (sampled_basin_) {
       // The basin from the sampled loop: cheap iterations on M anchors instead of exact ones.
       PreparedProblem basin = pb_;
@@ -180,6 +197,7 @@ class Starts {
   ExactRunner<S>& runner_;
   Result& result_;
   ProfileStarts<S> profiles_;
+  SpectralStarts<S> orientations_;
   bool mirror_ = false, sampled_basin_ = false, mirror_basin_ = false;
   Options basin_options_;
 };
@@ -192,6 +210,91 @@ struct StartsRun {
   std::vector<Mat<S>> products;
   std::size_t best = 0;
 };
+
+// The orientation check after the starts: the two orientation candidates (the best map between
+// the sides' spectral embeddings, and the best one of the other handedness; their maps scored by
+// their objective as maps, which is comparable between them but not with a plan's) are set
+// against the kept plan. A candidate the kept plan agrees with (most of its mass matched near
+// where the candidate's map sends it) offers nothing new; one it disagrees with is a genuinely
+// different basin and runs to the end, unless its map is kOrientationMargin worse than the other
+// candidate's (then its handedness is not in question). The lower objective is kept; every
+// candidate is listed in Result::starts, a skipped one with its reason and NaN losses.
+constexpr double kOrientationMargin = 1.5;
+// A kept plan agrees with a candidate when at least this share of its mass does.
+constexpr double kAgreedShare = 0.5;
+
+// The argmax target of each row of a dense n x k plan.
+std::vector<Index> row_argmax(const std::vector<double>& plan, Index n, Index k) {
+  std::vector<Index> m(n, 0);
+  for (Index i = 0; i < n; ++i) {
+    const double* row = plan.data() + static_cast<std::size_t>(i) * k;
+    m[i] = static_cast<Index>(std::max_element(row, row + k) - row);
+  }
+  return m;
+}
+
+std::string format_number(const char* fmt, double value) {
+  char text[96];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
+}
+
+// Why orientation candidate `which` need not run ("" when it must).
+template <typename S>
+std::string orientation_skip_reason(Starts<S>& starts, int which, const std::vector<Index>& kept) {
+  const double agreement = starts.orientation_agreement(which, kept);
+  if (agreement >= kAgreedShare) {
+    return format_number("the kept plan agrees with its map on %.0f%% of the mass",
+                         100.0 * agreement);
+  }
+  const double mine = starts.orientation_objective(which);
+  const double other = starts.orientation_objective(1 - which);
+  if (mine > kOrientationMargin * other) {
+    return format_number("its map's objective is %.1fx the other orientation's", mine / other);
+  }
+  return "";
+}
+
+template <typename S>
+void run_orientation_starts(const PreparedProblem& pb,
+                            Starts<S>& starts,
+                            const Options& options,
+                            ExactGw<S>& gw,
+                            const ExactRunner<S>& runner,
+                            Result& result,
+                            StartsRun<S>& run) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Index> kept = row_argmax(run.plans[run.best], pb.n, pb.k);
+  for (int which = 0; which < 2 && !runner.cancelled(); ++which) {
+    const char* name = Starts<S>::kOrientationNames[which];
+    Stopwatch watch;
+    const std::string skipped = orientation_skip_reason(starts, which, kept);
+    StartRecord record{name, kNaN, kNaN, 0, 0.0, starts.orientation_objective(which), skipped};
+    if (!skipped.empty()) {
+      // Kept in step with result.starts (start_chosen indexes both), never the best.
+      record.seconds = watch.seconds();
+      result.starts.push_back(std::move(record));
+      StartOutcome none;
+      none.objective = none.loss = std::numeric_limits<double>::infinity();
+      none.done = true;
+      run.plans.emplace_back();
+      run.outcomes.push_back(std::move(none));
+      continue;
+    }
+    StartOutcome out = starts.run(name, options.exact_max_iterations);
+    out.done = true;
+    record.gw_loss = out.loss;
+    record.objective = out.objective;
+    record.iterations = out.iterations;
+    record.seconds = watch.seconds();
+    result.starts.push_back(std::move(record));
+    run.plans.push_back(gw.plan_f64());
+    run.outcomes.push_back(std::move(out));
+    if (run.outcomes.back().objective < run.outcomes[run.best].objective) {
+      run.best = run.outcomes.size() - 1;
+    }
+  }
+}
 
 // Runs the starts that the start budget admits (each its probe iterations when there are
 // several), ranks them by objective and lets the best one run on to the end.
@@ -233,6 +336,9 @@ StartsRun<S> run_starts(PreparedProblem& pb, const Options& options, ExactGw<S>&
     runner.conditional_gradient(kept, options.exact_max_iterations);
     update_start_record(result.starts[run.best], kept, more.seconds());
     run.plans[run.best] = gw.plan_f64();
+  }
+  if (options.orientation_starts && !starts.mirror() && pb.initial_plan.empty()) {
+    run_orientation_starts(pb, starts, options, gw, runner, result, run);
   }
   return run;
 }

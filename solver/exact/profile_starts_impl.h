@@ -14,6 +14,7 @@
 #include "linear_ot/transport_simplex.h"
 #include "sinkhorn/sinkhorn.h"
 #include "solver/exact/exact_gw_impl.h"
+#include "solver/exact/exact_runner_impl.h"
 #include "solver/solver_impl.h"
 
 namespace gw::detail {
@@ -77,6 +78,58 @@ Mat<double> dense_profiles(const S* d, Index n, std::span<const double> weights,
   return out;
 }
 
+// A start between two sides' node descriptions: the entropic plan of the cost c (n x k,
+// non-negative) between the marginals, by profile_sinkhorn_iterations Sinkhorn iterations at
+// profile_epsilon x the mean cost, mass 1; with `log_plan`, also its log entry by entry (from the
+// potentials: (f_i + g_j - C_ij) / epsilon - log(mass), floored at log kLogFloor). p q^T when every
+// cost is zero (nothing to prefer). `what` names the start in an internal error.
+inline std::vector<double> entropic_plan(const Mat<double>& c,
+                                         const PreparedProblem& pb,
+                                         const Options& options,
+                                         std::vector<double>* log_plan,
+                                         const char* what) {
+  const Index n = pb.n, k = pb.k;
+  std::vector<double> plan(static_cast<std::size_t>(n) * k);
+  const double mean = c.mean();
+  if (!(mean > 0.0)) {
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < k; ++j) plan[static_cast<std::size_t>(i) * k + j] = pb.p[i] * pb.q[j];
+    if (log_plan) *log_plan = product_log_plan(pb.p, pb.q);
+    return plan;
+  }
+  std::vector<double> f(n, 0.0), g(k, 0.0);
+  SinkhornOptions so;
+  so.max_iterations = options.profile_sinkhorn_iterations;
+  so.tolerance = 0.0;
+  // float32, as the mirror-descent basin: a start, not an answer (the plan goes to conditional
+  // gradient next).
+  so.precision = Precision::kF32;
+  so.threads = options.threads;
+  const CostView view(c.data(), n, k);
+  const double epsilon = options.profile_epsilon * mean;
+  sinkhorn(view, pb.p, pb.q, epsilon, f, g, so);
+  sinkhorn_plan(view, f, g, epsilon, PlanView(plan.data(), n, k), so);
+  double mass = 0.0;
+  for (double t : plan) mass += t;
+  GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass),
+                ErrorCode::kInternal,
+                what << " start has mass " << mass);
+  for (double& t : plan) t /= mass;
+  if (log_plan) {
+    // A zero-mass row or column (potential kZeroMassPotential) has exact zeros in the plan.
+    const double floor = std::log(kLogFloor), shift = std::log(mass);
+    log_plan->resize(plan.size());
+    for (Index i = 0; i < n; ++i) {
+      for (Index j = 0; j < k; ++j) {
+        const std::size_t at = static_cast<std::size_t>(i) * k + j;
+        const bool zero = f[i] <= kZeroMassPotential / 2 || g[j] <= kZeroMassPotential / 2;
+        (*log_plan)[at] = zero ? floor : std::max((f[i] + g[j] - c(i, j)) / epsilon - shift, floor);
+      }
+    }
+  }
+  return plan;
+}
+
 // The distance-profile starts of the exact solver. Both compare the nodes' distance distributions
 // (Memoli's first lower bound) under the cost C_ij = |P_i - R_j|^2 / Q of their quantile
 // profiles: "profiles" is the entropic plan of distance_profile_plan (Sinkhorn at
@@ -89,52 +142,9 @@ class ProfileStarts {
   ProfileStarts(const PreparedProblem& pb, const Options& options, const ExactGw<S>& gw)
       : pb_(pb), options_(options), gw_(gw) {}
 
-  // The entropic plan between the profiles; with `log_plan`, also its log entry by entry (from
-  // the potentials: (f_i + g_j - C_ij) / epsilon - log(mass), floored at log kLogFloor).
+  // The entropic plan between the profiles (entropic_plan); with `log_plan`, its log.
   std::vector<double> entropic(std::vector<double>* log_plan = nullptr) {
-    const Mat<double>& c = cost();
-    const Index n = pb_.n, k = pb_.k;
-    std::vector<double> plan(static_cast<std::size_t>(n) * k);
-    const double mean = c.mean();
-    if (!(mean > 0.0)) {  // every profile alike: nothing to prefer, p q^T
-      for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < k; ++j)
-          plan[static_cast<std::size_t>(i) * k + j] = pb_.p[i] * pb_.q[j];
-      if (log_plan) *log_plan = product_log_plan(pb_.p, pb_.q);
-      return plan;
-    }
-    std::vector<double> f(n, 0.0), g(k, 0.0);
-    SinkhornOptions so;
-    so.max_iterations = options_.profile_sinkhorn_iterations;
-    so.tolerance = 0.0;
-    // float32, as the mirror-descent basin: a start, not an answer (the plan goes to conditional
-    // gradient next).
-    so.precision = Precision::kF32;
-    so.threads = options_.threads;
-    const CostView view(c.data(), n, k);
-    const double epsilon = options_.profile_epsilon * mean;
-    sinkhorn(view, pb_.p, pb_.q, epsilon, f, g, so);
-    sinkhorn_plan(view, f, g, epsilon, PlanView(plan.data(), n, k), so);
-    double mass = 0.0;
-    for (double t : plan) mass += t;
-    GW_CHECK_CODE(mass > 0.0 && std::isfinite(mass),
-                  ErrorCode::kInternal,
-                  "distance-profile start has mass " << mass);
-    for (double& t : plan) t /= mass;
-    if (log_plan) {
-      // A zero-mass row or column (potential kZeroMassPotential) has exact zeros in the plan.
-      const double floor = std::log(kLogFloor), shift = std::log(mass);
-      log_plan->resize(plan.size());
-      for (Index i = 0; i < n; ++i) {
-        for (Index j = 0; j < k; ++j) {
-          const std::size_t at = static_cast<std::size_t>(i) * k + j;
-          const bool zero = f[i] <= kZeroMassPotential / 2 || g[j] <= kZeroMassPotential / 2;
-          (*log_plan)[at] =
-              zero ? floor : std::max((f[i] + g[j] - c(i, j)) / epsilon - shift, floor);
-        }
-      }
-    }
-    return plan;
+    return entropic_plan(cost(), pb_, options_, log_plan, "distance-profile");
   }
 
   // `simplex` (on pb_.p, pb_.q) starts from whatever basis it holds: the last conditional-gradient

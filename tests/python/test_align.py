@@ -1,6 +1,7 @@
 """gwalign.align / align_anndata against the gwalign CLI, and the package's input handling."""
 
 import json
+import math
 import os
 import signal
 import threading
@@ -353,9 +354,16 @@ def test_solver_choice_and_exact_method_by_name_with_every_start_reported():
                       start_time_budget=60.0, progress=False, **FLAGS)
     assert r.solver == "exact" and r.solver_reason == "requested (solver = exact)"
     assert r.exact_method == "cg"
-    assert [s["name"] for s in r.starts] == ["profiles", "product"]
-    assert 0 <= r.start_chosen < 2
-    assert r.gw_loss == pytest.approx(min(s["gw_loss"] for s in r.starts), rel=1e-12)
+    # The two starts asked for, then the orientation check's two candidates (each either run, or
+    # skipped with its reason and a NaN loss).
+    assert [s["name"] for s in r.starts] == ["profiles", "product", "spectral",
+                                             "spectral-reflected"]
+    ran = [s for s in r.starts if not s["skipped"]]
+    assert all(math.isnan(s["gw_loss"]) and s["iterations"] == 0
+               for s in r.starts if s["skipped"])
+    assert all(math.isfinite(s["map_objective"]) for s in r.starts[2:])
+    assert 0 <= r.start_chosen < len(r.starts) and not r.starts[r.start_chosen]["skipped"]
+    assert r.gw_loss == pytest.approx(min(s["gw_loss"] for s in ran), rel=1e-12)
     assert r.gw_loss_exact
     # CG never increases F: within the float32-product phase (whose log holds the objective's
     # quadratic model in float64) and within the float64 finish; where the finish starts, the

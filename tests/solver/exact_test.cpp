@@ -147,6 +147,7 @@ TEST(ExactSolver, ConditionalGradientObjectiveNeverIncreases) {
     options.solver = SolverKind::kExact;
     options.exact_method = ExactMethod::kConditionalGradient;
     options.starts = 1;
+    options.orientation_starts = false;  // that start's path alone
     options.initial_plan = trial == 0 ? InitialPlan::kProduct : InitialPlan::kDistanceProfiles;
     const Result result = solve(problem, options);
     ASSERT_EQ(result.strategy.solver, SolverKind::kExact);
@@ -184,8 +185,9 @@ TEST(ExactSolver, ReportedLossIsTheExactLossOfTheReturnedPlan) {
 }
 
 // End to end, whichever start is kept (a single product or profile start after one iteration, the
-// best of three after full runs with and without the mirror-descent basin, on random problems until
-// both the profile-vertex and the profiles start have been kept at least once without the basin):
+// best of three after full runs with and without the mirror-descent basin, and of the five with the
+// orientation candidates, on random problems until both the profile-vertex and the profiles start
+// have been kept at least once without the basin):
 // the reported loss is the exact loss of the returned plan. (ExactGwState below checks each
 // start's product directly.)
 TEST(ExactSolver, ReportedLossIsExactWhicheverStartIsKept) {
@@ -210,6 +212,9 @@ TEST(ExactSolver, ReportedLossIsExactWhicheverStartIsKept) {
       options.solver = SolverKind::kExact;
       options.start_time_budget = 1e9;
       if (config == 2) options.hybrid_mirror_iterations = 0;
+      // Config 3 may keep an orientation candidate; configs 0-2 keep the ordinary starts, so
+      // that the kept names below cover both profile starts.
+      if (config < 3) options.orientation_starts = false;
       if (config < 2) {
         options.starts = 1;
         options.exact_max_iterations = 1;
@@ -639,15 +644,33 @@ TEST(ExactSolver, EveryStartIsReportedAndTheBestIsKept) {
   options.starts = 3;
   options.start_time_budget = 1e9;
   const Result result = solve(problem, options);
-  ASSERT_EQ(result.starts.size(), 3u);
+  ASSERT_EQ(result.starts.size(), 5u);
   EXPECT_EQ(result.starts[0].name, "profiles");
   EXPECT_EQ(result.starts[1].name, "product");
   EXPECT_EQ(result.starts[2].name, "profile-vertex");
+  EXPECT_EQ(result.starts[3].name, "spectral");
+  EXPECT_EQ(result.starts[4].name, "spectral-reflected");
   ASSERT_GE(result.start_chosen, 0);
+  EXPECT_TRUE(result.starts[result.start_chosen].skipped.empty());
   for (const StartRecord& s : result.starts) {
+    SCOPED_TRACE(s.name);
+    const bool orientation = s.name.rfind("spectral", 0) == 0;
+    // The orientation candidates carry their map's objective; the others none.
+    EXPECT_EQ(std::isfinite(s.map_objective), orientation);
+    if (!s.skipped.empty()) {
+      // A skipped candidate has a reason, no loss and no iterations.
+      EXPECT_TRUE(orientation);
+      EXPECT_TRUE(std::isnan(s.objective));
+      EXPECT_EQ(s.iterations, 0);
+      continue;
+    }
     EXPECT_GE(s.objective, result.starts[result.start_chosen].objective);
   }
   EXPECT_DOUBLE_EQ(result.gw_loss, result.starts[result.start_chosen].gw_loss);
+
+  // Without the orientation check, the three ordinary starts only.
+  options.orientation_starts = false;
+  EXPECT_EQ(solve(problem, options).starts.size(), 3u);
 }
 
 // Problem::source_profiles / target_profiles (what `gwalign pairwise` computes once per space):
@@ -665,7 +688,7 @@ TEST(ExactSolver, PrecomputedProfilesGiveTheSamePlanBitForBit) {
   options.solver = SolverKind::kExact;
   options.start_time_budget = 1e9;
   const Result plain = solve(problem, options);
-  ASSERT_EQ(plain.starts.size(), 3u);
+  ASSERT_EQ(plain.starts.size(), 5u);  // three starts and the two orientation candidates
 
   const auto source = detail::make_provider(problem.source, options, "source");
   const auto target = detail::make_provider(problem.target, options, "target");
@@ -678,6 +701,8 @@ TEST(ExactSolver, PrecomputedProfilesGiveTheSamePlanBitForBit) {
   ASSERT_EQ(same.plan.size(), plain.plan.size());
   for (std::size_t e = 0; e < plain.plan.size(); ++e) ASSERT_EQ(same.plan[e], plain.plan[e]) << e;
   for (std::size_t s = 0; s < plain.starts.size(); ++s) {
+    EXPECT_EQ(same.starts[s].skipped, plain.starts[s].skipped) << plain.starts[s].name;
+    if (!plain.starts[s].skipped.empty()) continue;  // NaN objective
     EXPECT_EQ(same.starts[s].objective, plain.starts[s].objective) << plain.starts[s].name;
   }
 
@@ -739,6 +764,7 @@ TEST(ExactSolver, Float64FinishOnlyLowersTheLossAndAFloat32ToleranceReportsTheFl
     Options options;
     options.solver = SolverKind::kExact;
     options.starts = 1;
+    options.orientation_starts = false;  // the one start's path only
     options.precision = Precision::kF32;
     const Result finished = solve(problem, options);
     options.exact_tolerance = 5e-7;

@@ -175,6 +175,8 @@ void add_solver_options(cxxopts::Options& options) {
       ("mirror-eps", "first epsilon of the mirror-descent schedule", with_default(d.mirror_epsilon))
       ("mirror-eps-final", "last epsilon of the mirror-descent schedule",
        with_default(d.mirror_epsilon_final))
+      ("no-orientation-starts", "skip the exact solver's orientation check (the spectral "
+                                "starts of both handednesses after the other starts)")
       ("starts", "starts of the exact solver (profiles, product, profile-vertex); the lowest "
                  "objective is kept", with_default(d.starts))
       ("start-budget", "seconds within which further starts may begin (predicted from the "
@@ -319,6 +321,7 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   set_if_given(flags, "mirror-eps", o.mirror_epsilon);
   set_if_given(flags, "mirror-eps-final", o.mirror_epsilon_final);
   set_if_given(flags, "starts", o.starts);
+  if (flags.count("no-orientation-starts")) o.orientation_starts = false;
   set_if_given(flags, "start-budget", o.start_time_budget);
   check_inert_flags(flags, o);
   std::string why;
@@ -372,7 +375,8 @@ void check_inert_flags(const cxxopts::ParseResult& flags, const Options& o) {
                            "mirror-eps",
                            "mirror-eps-final",
                            "starts",
-                           "start-budget"}) {
+                           "start-budget",
+                           "no-orientation-starts"}) {
     reject_if(o.solver == SolverKind::kSampled, flag, "with --solver sampled; drop one of them");
   }
   // Each exact method reads its own settings: --mirror-iter only mirror descent's run,
