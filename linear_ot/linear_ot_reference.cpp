@@ -212,8 +212,7 @@ void solve_restricted(const CompactProblem<CostT>& problem,
     out.cost += value * static_cast<double>(problem.cost[static_cast<std::size_t>(i) * k + j]);
   }
   for (int v = 0; v < nr + nc; ++v) {
-    potential[v] =
-        detail::cost_from_integer(simplex.potential(graph.node(v)), problem.cost_scale);
+    potential[v] = detail::cost_from_integer(simplex.potential(graph.node(v)), problem.cost_scale);
   }
 }
 

@@ -305,8 +305,8 @@ class PairWorkers {
   void work_on(std::int64_t k) {
     const auto [i, j] = index_.at(todo_[k]);
     try {
-      const bool exact_loss = options_.nearest > 0 &&
-                              loss_is_exact(prepared_.spaces[i], prepared_.spaces[j], solver_);
+      const bool exact_loss =
+          options_.nearest > 0 && loss_is_exact(prepared_.spaces[i], prepared_.spaces[j], solver_);
       if (exact_loss && beyond_nearest(i, j)) {
         ItemResult pruned;
         pruned.status = kPruned;

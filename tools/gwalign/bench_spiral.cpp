@@ -185,11 +185,8 @@ void print_spiral_table(const std::string& scales, const Options& options, int r
   }
 }
 
-void print_spiral_report(Index n,
-                         Index k,
-                         const Options& options,
-                         const SpiralMeasurement& measured,
-                         bool json) {
+void print_spiral_report(
+    Index n, Index k, const Options& options, const SpiralMeasurement& measured, bool json) {
   const Result& result = measured.last.result;
   BenchReport report("spiral");
   report.set("n", std::int64_t{n}).set("k", std::int64_t{k});
