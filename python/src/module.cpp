@@ -479,7 +479,8 @@ py::dict progress_dict(const Progress& p) {
   return d;
 }
 
-void bind_results(py::module_& m) {
+// Candidate and Strategy: how gw::solve chose its path, and why (Result.strategy).
+void bind_strategy(py::module_& m) {
   py::class_<Candidate>(m, "Candidate")
       .def_readonly("name", &Candidate::name)
       .def_readonly("possible", &Candidate::possible)
@@ -515,7 +516,9 @@ void bind_results(py::module_& m) {
       .def("explain", &Strategy::explain)
       .def("to_json", &Strategy::to_json)
       .def("__repr__", [](const Strategy& s) { return s.explain(); });
+}
 
+void bind_progress(py::module_& m) {
   py::class_<Progress>(m, "Progress")
       .def_readonly("iteration", &Progress::iteration)
       .def_readonly("max_iterations", &Progress::max_iterations)
@@ -524,7 +527,10 @@ void bind_results(py::module_& m) {
       .def_readonly("epsilon", &Progress::epsilon)
       .def_readonly("elapsed_seconds", &Progress::elapsed_seconds)
       .def("as_dict", &progress_dict);
+}
 
+// What a report says about the run besides the Result (solver/report.h).
+void bind_run_info(py::module_& m) {
   py::class_<RunInfo>(m, "RunInfo")
       .def(py::init<>())
       .def_readwrite("command", &RunInfo::command)
@@ -537,13 +543,20 @@ void bind_results(py::module_& m) {
       .def_readwrite("target_description", &RunInfo::target_description)
       .def_readwrite("abs_rho", &RunInfo::abs_rho)
       .def_readwrite("truth", &RunInfo::truth);
+}
 
+void bind_side(py::module_& m) {
   py::class_<Side, std::shared_ptr<Side>>(m, "Side")
       .def_property_readonly("description", [](const Side& s) { return s.side.description; })
       .def_property_readonly("num_nodes",
                              [](const Side& s) { return s.side.geometry.num_nodes(); });
+}
 
-  py::class_<Result, std::shared_ptr<Result>>(m, "Result")
+using ResultClass = py::class_<Result, std::shared_ptr<Result>>;
+
+// How the solve ended, its figures, and the path it took.
+void add_result_summary(ResultClass& result) {
+  result
       .def_property_readonly("termination",
                              [](const Result& r) { return std::string(to_string(r.termination)); })
       .def_readonly("message", &Result::message)
@@ -579,7 +592,12 @@ void bind_results(py::module_& m) {
                                           : std::string();
                              })
       .def_readonly("start_chosen", &Result::start_chosen)
-      .def_readonly("float64_finish_iterations", &Result::float64_finish_iterations)
+      .def_readonly("float64_finish_iterations", &Result::float64_finish_iterations);
+}
+
+// The per-start, per-phase and per-iteration records, and the options the solve ran with.
+void add_result_records(ResultClass& result) {
+  result
       .def_property_readonly("starts",
                              [](const Result& r) {
                                py::list rows;
@@ -620,8 +638,13 @@ void bind_results(py::module_& m) {
                                  rows.append(d);
                                }
                                return rows;
-                             })
-      // Views into the Result (no copy); each array keeps the Result alive.
+                             });
+}
+
+// The plan and the matching: NumPy views into the Result (no copy); each array keeps the Result
+// alive.
+void add_result_arrays(ResultClass& result) {
+  result
       .def_property_readonly("plan_dense",
                              [](py::object self) -> py::object {
                                const auto& r = self.cast<const Result&>();
@@ -646,7 +669,12 @@ void bind_results(py::module_& m) {
           [](py::object self) {
             const auto& r = self.cast<const Result&>();
             return view_of(r.matching.data(), {static_cast<py::ssize_t>(r.matching.size())}, self);
-          })
+          });
+}
+
+// The Result as text and JSON, and the report of a run (solver/report.h) the CLI writes too.
+void add_result_reports(ResultClass& result) {
+  result
       .def("brief_report", &Result::brief_report)
       .def("full_report", &Result::full_report)
       .def("to_json", &Result::to_json, py::arg("pretty") = true)
@@ -658,6 +686,23 @@ void bind_results(py::module_& m) {
         }
         return out;
       });
+}
+
+void bind_result(py::module_& m) {
+  ResultClass result(m, "Result");
+  add_result_summary(result);
+  add_result_records(result);
+  add_result_arrays(result);
+  add_result_reports(result);
+}
+
+// Registered in this order so that each signature names the classes it uses.
+void bind_results(py::module_& m) {
+  bind_strategy(m);
+  bind_progress(m);
+  bind_run_info(m);
+  bind_side(m);
+  bind_result(m);
 }
 
 // ------------------------------------------------------------------------------ other functions

@@ -2,6 +2,7 @@
 // a noisy 2-D spiral of n points aligned to a 3-D swiss roll of k points. Quality is |Spearman rho|
 // between the source angles and the angles of their argmax-matched target points. Time is the
 // whole gw::solve call from points (kNN graphs, distance setup, loop, loss).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -52,8 +53,8 @@ std::vector<std::pair<Index, Index>> parse_scales(const std::string& text) {
   return scales;
 }
 
-int run_bench_spiral(int argc, char** argv) {
-  cxxopts::Options cli(argv[0],
+cxxopts::Options spiral_flags(const char* program) {
+  cxxopts::Options cli(program,
                        "Spiral (n points, 2-D) -> swiss roll (k points, 3-D), the reference "
                        "solver's benchmark.\nExamples:\n"
                        "  gwalign bench spiral --n 400 --k 500 --mode landmark --json\n"
@@ -89,11 +90,10 @@ int run_bench_spiral(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value("400x500,2000x2500,4000x5000"));
   // clang-format on
   add_common_bench_options(cli, 3);
-  const auto args = cli.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << cli.help() << "\n";
-    return 0;
-  }
+  return cli;
+}
+
+Options spiral_options_from_flags(const cxxopts::ParseResult& args) {
   Options options;
   const auto mode = distance_mode_from_string(args["mode"].as<std::string>());
   GW_CHECK(mode,
@@ -132,86 +132,109 @@ int run_bench_spiral(int argc, char** argv) {
   options.support_regrow_every = args["support-regrow-every"].as<int>();
   options.threads = args["threads"].as<int>();
   options.compute_gw_loss = true;
-  const std::uint64_t seed = args["seed"].as<std::uint64_t>();
-  options.seed = seed;
-  const int reps = args["reps"].as<int>();
-  const bool json = args.count("json") > 0;
+  options.seed = args["seed"].as<std::uint64_t>();
+  return options;
+}
 
-  auto measure = [&](Index n, Index k) {
-    std::vector<double> seconds;
-    SpiralRun last;
-    for (int r = 0; r < reps; ++r) {
-      last = run_spiral(n, k, seed, options);
-      seconds.push_back(last.result.total_seconds);
-    }
-    TimingStats stats;
-    stats.reps = reps;
-    stats.min = *std::min_element(seconds.begin(), seconds.end());
-    stats.max = *std::max_element(seconds.begin(), seconds.end());
-    stats.median = median(seconds);
-    return std::make_pair(stats, std::move(last));
-  };
+struct SpiralMeasurement {
+  TimingStats stats;
+  SpiralRun last;  // the last repetition's run
+};
 
-  if (args.count("table")) {
-    std::printf("%-13s %-10s %9s %7s %6s %9s %11s %8s\n",
-                "n x k",
-                "mode",
-                "seconds",
-                "iters",
-                "|rho|",
-                "mass",
-                "gw_loss",
-                "threads");
-    for (const auto& [n, k] : parse_scales(args["scales"].as<std::string>())) {
-      const auto [stats, run] = measure(n, k);
-      char shape[32];
-      std::snprintf(shape, sizeof(shape), "%d x %d", n, k);
-      std::printf("%-13s %-10s %9.3f %7d %6.4f %9.6f %11.5g %8d\n",
-                  shape,
-                  run.result.source_distances.c_str(),
-                  stats.median,
-                  run.result.iterations,
-                  run.abs_rho,
-                  run.result.plan_mass,
-                  run.result.gw_loss,
-                  run.result.threads);
-      std::fflush(stdout);
-    }
-    return 0;
+// `reps` runs of one n x k problem (same seed, so the same problem each time).
+SpiralMeasurement measure_spiral(Index n, Index k, const Options& options, int reps) {
+  std::vector<double> seconds;
+  SpiralMeasurement out;
+  for (int r = 0; r < reps; ++r) {
+    out.last = run_spiral(n, k, options.seed, options);
+    seconds.push_back(out.last.result.total_seconds);
   }
+  out.stats.reps = reps;
+  out.stats.min = *std::min_element(seconds.begin(), seconds.end());
+  out.stats.max = *std::max_element(seconds.begin(), seconds.end());
+  out.stats.median = median(seconds);
+  return out;
+}
 
-  const Index n = args["n"].as<Index>();
-  const Index k = args["k"].as<Index>();
-  const auto [stats, run] = measure(n, k);
+// The reference solver's table layout: one row per n x k of `scales` (--scales; a bad entry
+// is reported after the header).
+void print_spiral_table(const std::string& scales, const Options& options, int reps) {
+  std::printf("%-13s %-10s %9s %7s %6s %9s %11s %8s\n",
+              "n x k",
+              "mode",
+              "seconds",
+              "iters",
+              "|rho|",
+              "mass",
+              "gw_loss",
+              "threads");
+  for (const auto& [n, k] : parse_scales(scales)) {
+    const auto [stats, run] = measure_spiral(n, k, options, reps);
+    char shape[32];
+    std::snprintf(shape, sizeof(shape), "%d x %d", n, k);
+    std::printf("%-13s %-10s %9.3f %7d %6.4f %9.6f %11.5g %8d\n",
+                shape,
+                run.result.source_distances.c_str(),
+                stats.median,
+                run.result.iterations,
+                run.abs_rho,
+                run.result.plan_mass,
+                run.result.gw_loss,
+                run.result.threads);
+    std::fflush(stdout);
+  }
+}
+
+void print_spiral_report(
+    Index n, Index k, const Options& options, const SpiralMeasurement& measured, bool json) {
+  const Result& result = measured.last.result;
   BenchReport report("spiral");
   report.set("n", std::int64_t{n}).set("k", std::int64_t{k});
-  report.set("mode", std::string(to_string(*mode)));
-  report.set_timing("", stats);
-  report.set("iterations", run.result.iterations);
-  report.set("termination", std::string(to_string(run.result.termination)));
-  report.set("abs_rho", run.abs_rho);
-  report.set("mass", run.result.plan_mass);
-  report.set("gw_cost", run.result.gw_cost_estimate);
-  report.set("gw_loss", run.result.gw_loss);
-  report.set("gw_loss_exact", run.result.gw_loss_exact);
-  report.set("backend", std::string(to_string(run.result.backend)));
-  report.set("threads", run.result.threads);
-  report.set("multiscale", run.result.multiscale_used);
-  report.set("support", std::string(to_string(run.result.strategy.support)));
-  report.set("support_nnz", static_cast<std::int64_t>(run.result.support_nnz));
+  report.set("mode", std::string(to_string(*options.distance_mode)));
+  report.set_timing("", measured.stats);
+  report.set("iterations", result.iterations);
+  report.set("termination", std::string(to_string(result.termination)));
+  report.set("abs_rho", measured.last.abs_rho);
+  report.set("mass", result.plan_mass);
+  report.set("gw_cost", result.gw_cost_estimate);
+  report.set("gw_loss", result.gw_loss);
+  report.set("gw_loss_exact", result.gw_loss_exact);
+  report.set("backend", std::string(to_string(result.backend)));
+  report.set("threads", result.threads);
+  report.set("multiscale", result.multiscale_used);
+  report.set("support", std::string(to_string(result.strategy.support)));
+  report.set("support_nnz", static_cast<std::int64_t>(result.support_nnz));
   report.set("estimated_peak_bytes",
-             static_cast<std::int64_t>(run.result.strategy.estimated_peak_bytes));
-  report.set("solver", std::string(to_string(run.result.strategy.solver)));
-  report.set("solver_reason", run.result.strategy.solver_reason);
-  report.set("support_reason", run.result.strategy.support_reason);
+             static_cast<std::int64_t>(result.strategy.estimated_peak_bytes));
+  report.set("solver", std::string(to_string(result.strategy.solver)));
+  report.set("solver_reason", result.strategy.solver_reason);
+  report.set("support_reason", result.strategy.support_reason);
   report.set("peak_rss_bytes", static_cast<std::int64_t>(peak_rss_bytes()));
-  report.set("gw_loss_stderr", run.result.gw_loss_stderr);
-  report.set("row_marginal_error", run.result.row_marginal_error);
-  report.set("column_marginal_error", run.result.column_marginal_error);
-  for (const auto& [phase, seconds] : run.result.timings.entries()) {
+  report.set("gw_loss_stderr", result.gw_loss_stderr);
+  report.set("row_marginal_error", result.row_marginal_error);
+  report.set("column_marginal_error", result.column_marginal_error);
+  for (const auto& [phase, seconds] : result.timings.entries()) {
     report.set("seconds_" + phase, seconds);
   }
   report.print(std::cout, json);
+}
+
+int run_bench_spiral(int argc, char** argv) {
+  cxxopts::Options cli = spiral_flags(argv[0]);
+  const auto args = cli.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << cli.help() << "\n";
+    return 0;
+  }
+  const Options options = spiral_options_from_flags(args);
+  const int reps = args["reps"].as<int>();
+  if (args.count("table")) {
+    print_spiral_table(args["scales"].as<std::string>(), options, reps);
+    return 0;
+  }
+  const Index n = args["n"].as<Index>();
+  const Index k = args["k"].as<Index>();
+  print_spiral_report(n, k, options, measure_spiral(n, k, options, reps), args.count("json") > 0);
   return 0;
 }
 

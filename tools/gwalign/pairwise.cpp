@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -130,163 +131,192 @@ std::string report_json(const pairwise::RunSummary& s,
   return json.str() + "\n";
 }
 
+cxxopts::Options pairwise_flags(const char* program, const Options& defaults) {
+  cxxopts::Options cli(program, "GW distances between every pair of spaces of a collection.");
+  // clang-format off
+  cli.add_options()
+      ("collection", "collection file (HDF5, /spaces/<i>/...)", cxxopts::value<std::string>())
+      ("o,output", "output file (.h5)", cxxopts::value<std::string>())
+      ("threads", "threads per process, one pair each (0: all cores)",
+       cxxopts::value<int>()->default_value("0"))
+      ("resume", "continue the run recorded in the output (same collection and flags)")
+      ("nearest", "only what each space's K nearest neighbours need (lower-bound pruning; 0: "
+       "all pairs)", cxxopts::value<int>()->default_value("0"))
+      ("quiet", "no progress on stderr")
+      ("json", "write a JSON report (per-pair cost distribution) to this file ('-': stdout)",
+       cxxopts::value<std::string>())
+      ("seed", "base seed; pair (i, j) uses a seed derived from it and (i, j)",
+       cxxopts::value<std::uint64_t>()->default_value("0"))
+      ("checkpoint-seconds", "seconds between checkpoints of the output",
+       cxxopts::value<double>()->default_value("10"))
+      ("points", "point-cloud spaces as: euclidean (distance matrix, as CAJAL) | knn-geodesic "
+       "(kNN-graph shortest paths, as gwalign align)",
+       cxxopts::value<std::string>()->default_value("euclidean"))
+      ("knn", "neighbours per point with --points knn-geodesic",
+       cxxopts::value<int>()->default_value(std::to_string(defaults.knn)))
+      ("solver", "per-pair solver: auto | sampled | exact (auto: the exact-gradient solver "
+       "where gw::solve's strategy picks it, i.e. spaces of up to a few thousand nodes, from "
+       "one start, the distance-profile plan; a sampled-loop flag below makes auto sampled)",
+       cxxopts::value<std::string>()->default_value("auto"))
+      ("exact-tol", "exact solver: stop conditional gradient when the objective's relative "
+       "decrease or Frank-Wolfe gap falls below this (below 5e-7 a float32 solve finishes in "
+       "float64)", cxxopts::value<double>()->default_value(format_number(defaults.exact_tolerance)))
+      ("M", "anchor pairs per iteration (sampled solver)",
+       cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
+      ("eps", "initial entropic regularization (sampled solver; the final one is the smaller "
+       "of it and " + format_number(defaults.epsilon_final) + ")",
+       cxxopts::value<double>()->default_value(format_number(defaults.epsilon)))
+      ("max-iter", "outer iteration limit per pair (sampled solver)",
+       cxxopts::value<int>()->default_value(std::to_string(defaults.max_iterations)))
+      ("min-iter", "iterations before a pair may stop (sampled solver)",
+       cxxopts::value<int>()->default_value(std::to_string(defaults.min_iterations)))
+      ("h,help", "print this help");
+  // clang-format on
+  cli.parse_positional({"collection"});
+  cli.positional_help("COLLECTION -o OUT.h5");
+  return cli;
+}
+
+// The per-pair solver options of the flags (on top of the pairwise defaults), with the flags of
+// one solver rejected when another is asked for: usage errors here, before any pair runs (the
+// strategy of each pair would reject them too, naming the fields).
+Options pair_solver_options(const cxxopts::ParseResult& flags,
+                            const Options& defaults,
+                            const std::string& metric) {
+  Options solver = defaults;
+  GW_CHECK(!flags.count("knn") || metric == "knn-geodesic",
+           "--knn applies only with --points knn-geodesic (Euclidean distances use no graph)");
+  solver.knn = flags["knn"].as<int>();
+  // A flag that is given sets its field (and marks it given: gw::Options, Setting<T>); the
+  // strategy then runs the solver that reads it.
+  if (flags.count("M")) solver.num_anchors = flags["M"].as<int>();
+  if (flags.count("eps")) {
+    solver.epsilon = flags["eps"].as<double>();
+    // The schedule decays from epsilon to epsilon_final: an --eps below the default final value
+    // would otherwise make epsilon rise during the solve.
+    solver.epsilon_final.set_default(
+        std::min(defaults.epsilon_final.value(), solver.epsilon.value()));
+  }
+  if (flags.count("max-iter")) solver.max_iterations = flags["max-iter"].as<int>();
+  if (flags.count("min-iter")) solver.min_iterations = flags["min-iter"].as<int>();
+  if (flags.count("exact-tol")) solver.exact_tolerance = flags["exact-tol"].as<double>();
+  const std::string kind = flags["solver"].as<std::string>();
+  const auto parsed_kind = solver_kind_from_string(kind);
+  GW_CHECK(parsed_kind, "--solver must be auto, sampled or exact, got '" << kind << "'");
+  solver.solver = *parsed_kind;
+  for (const char* flag : {"M", "eps", "max-iter", "min-iter"}) {
+    GW_CHECK(flags.count(flag) == 0 || solver.solver != SolverKind::kExact,
+             "--" << flag
+                  << " is a setting of the sampled solver and does nothing with --solver "
+                     "exact; drop it or use --solver sampled");
+    GW_CHECK(flags.count(flag) == 0 || flags.count("exact-tol") == 0,
+             "--exact-tol (the exact solver's) and --" << flag
+                 << " (the sampled solver's) ask for different solvers; drop one of them");
+  }
+  GW_CHECK(!flags.count("exact-tol") || solver.solver != SolverKind::kSampled,
+           "--exact-tol is a setting of the exact solver and does nothing with the sampled one; "
+           "drop it or use --solver exact or auto");
+  std::string why;
+  GW_CHECK(solver.is_valid(&why), why);
+  return solver;
+}
+
+pairwise::RunOptions run_options_from_flags(const cxxopts::ParseResult& flags,
+                                            const Options& defaults) {
+  pairwise::RunOptions options;
+  const std::string metric = flags["points"].as<std::string>();
+  GW_CHECK(metric == "euclidean" || metric == "knn-geodesic",
+           "--points must be euclidean or knn-geodesic, got '" << metric << "'");
+  options.point_metric = metric == "euclidean" ? pairwise::PointMetric::kEuclidean
+                                               : pairwise::PointMetric::kKnnGeodesic;
+  options.solver = pair_solver_options(flags, defaults, metric);
+  options.threads = flags["threads"].as<int>();
+  GW_CHECK(options.threads >= 0, "--threads must be >= 0, got " << options.threads);
+  options.resume = flags.count("resume") > 0;
+  options.nearest = flags["nearest"].as<int>();
+  GW_CHECK(options.nearest >= 0, "--nearest must be >= 0, got " << options.nearest);
+  options.seed = flags["seed"].as<std::uint64_t>();
+  options.checkpoint_seconds = flags["checkpoint-seconds"].as<double>();
+  options.output = flags["output"].as<std::string>();
+  if (const char* hook = std::getenv("GWALIGN_PAIRWISE_ABORT_AFTER")) {
+    options.abort_after = std::atoll(hook);
+  }
+  return options;
+}
+
+// One progress line per call: rewritten in place on a terminal, one line each otherwise.
+std::function<void(const pairwise::RunProgress&)> progress_printer(bool tty) {
+  return [tty](const pairwise::RunProgress& p) {
+    const double rate = p.elapsed_seconds > 0 ? p.done_this_run / p.elapsed_seconds : 0.0;
+    const double eta = rate > 0 ? (p.total - p.done) / rate : std::nan("");
+    char line[160];
+    std::snprintf(line,
+                  sizeof line,
+                  "pairwise: %lld / %lld pairs (%.1f%%), %.1f pairs/s, ETA %s",
+                  static_cast<long long>(p.done),
+                  static_cast<long long>(p.total),
+                  100.0 * p.done / std::max<std::int64_t>(p.total, 1),
+                  rate,
+                  format_seconds(eta).c_str());
+    std::cerr << (tty ? "\r" : "") << line << (tty ? "\033[K" : "\n") << std::flush;
+  };
+}
+
+// The closing line on stderr (replacing the progress line on a terminal).
+void print_summary_line(const pairwise::RunSummary& summary, bool tty) {
+  std::cerr << (tty ? "\r\033[K" : "") << "pairwise: " << summary.pairs_computed
+            << " pairs solved in " << format_seconds(summary.seconds) << " (" << summary.ranks
+            << " rank(s) x " << summary.threads << " thread(s))";
+  if (summary.pairs_resumed > 0) std::cerr << ", " << summary.pairs_resumed << " resumed";
+  if (summary.pairs_pruned > 0) std::cerr << ", " << summary.pairs_pruned << " pruned";
+  if (summary.pairs_abnormal > 0) {
+    std::cerr << ", " << summary.pairs_abnormal << " ended abnormally (status 2)";
+  }
+  std::cerr << "\n";
+}
+
+// The command on one rank (every rank runs it; rank 0 prints and writes the reports).
+int run_pairwise_on_rank(int argc, char** argv, pairwise::MpiSession& mpi) {
+  const bool root = mpi.rank() == 0;
+  const Options defaults = pairwise::default_pair_options();
+  cxxopts::Options cli = pairwise_flags(argv[0], defaults);
+  const auto flags = cli.parse(argc, argv);
+  if (flags.count("help")) {
+    if (root) {
+      std::cout << cli.help() << kPairwiseHelp << "\nThis build "
+                << (pairwise::mpi_compiled() ? "has" : "does not have") << " MPI.\n";
+    }
+    return 0;
+  }
+  GW_CHECK(flags.unmatched().empty(),
+           "unexpected argument '" << flags.unmatched().front()
+                                   << "'; usage: gwalign pairwise COLLECTION -o OUT.h5");
+  GW_CHECK(flags.count("collection"), "give the collection: gwalign pairwise COLLECTION -o OUT.h5");
+  GW_CHECK(flags.count("output"), "give the output file with -o OUT.h5");
+  pairwise::RunOptions options = run_options_from_flags(flags, defaults);
+  const bool quiet = flags.count("quiet") > 0;
+  // The report's directory is checked before any work (io::AtomicTextFile creates its temporary).
+  std::optional<io::AtomicTextFile> report;
+  if (root && flags.count("json")) report.emplace(flags["json"].as<std::string>());
+
+  const std::string path = flags["collection"].as<std::string>();
+  const pairwise::Collection collection = pairwise::read_collection(path);
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!quiet && root) options.progress = progress_printer(tty);
+  const pairwise::RunSummary summary = pairwise::run_pairwise(collection, options, mpi.transport());
+  if (!root) return 0;
+  if (!quiet) print_summary_line(summary, tty);
+  if (report) report->commit(report_json(summary, path, options.output, options));
+  std::cout << "wrote " << options.output << ": " << summary.spaces << " x " << summary.spaces
+            << " GW distances" << (summary.complete ? " (complete)" : " (incomplete)") << "\n";
+  return 0;
+}
+
 int run_pairwise_command(int argc, char** argv) {
   pairwise::MpiSession mpi(nullptr, nullptr);
   const bool root = mpi.rank() == 0;
   try {
-    const Options defaults = pairwise::default_pair_options();
-    cxxopts::Options cli(argv[0], "GW distances between every pair of spaces of a collection.");
-    // clang-format off
-    cli.add_options()
-        ("collection", "collection file (HDF5, /spaces/<i>/...)", cxxopts::value<std::string>())
-        ("o,output", "output file (.h5)", cxxopts::value<std::string>())
-        ("threads", "threads per process, one pair each (0: all cores)",
-         cxxopts::value<int>()->default_value("0"))
-        ("resume", "continue the run recorded in the output (same collection and flags)")
-        ("nearest", "only what each space's K nearest neighbours need (lower-bound pruning; 0: "
-         "all pairs)", cxxopts::value<int>()->default_value("0"))
-        ("quiet", "no progress on stderr")
-        ("json", "write a JSON report (per-pair cost distribution) to this file ('-': stdout)",
-         cxxopts::value<std::string>())
-        ("seed", "base seed; pair (i, j) uses a seed derived from it and (i, j)",
-         cxxopts::value<std::uint64_t>()->default_value("0"))
-        ("checkpoint-seconds", "seconds between checkpoints of the output",
-         cxxopts::value<double>()->default_value("10"))
-        ("points", "point-cloud spaces as: euclidean (distance matrix, as CAJAL) | knn-geodesic "
-         "(kNN-graph shortest paths, as gwalign align)",
-         cxxopts::value<std::string>()->default_value("euclidean"))
-        ("knn", "neighbours per point with --points knn-geodesic",
-         cxxopts::value<int>()->default_value(std::to_string(defaults.knn)))
-        ("solver", "per-pair solver: auto | sampled | exact (auto: the exact-gradient solver "
-         "where gw::solve's strategy picks it, i.e. spaces of up to a few thousand nodes, from "
-         "one start, the distance-profile plan; a sampled-loop flag below makes auto sampled)",
-         cxxopts::value<std::string>()->default_value("auto"))
-        ("exact-tol", "exact solver: stop conditional gradient when the objective's relative "
-         "decrease or Frank-Wolfe gap falls below this (below 5e-7 a float32 solve finishes in "
-         "float64)", cxxopts::value<double>()->default_value(format_number(defaults.exact_tolerance)))
-        ("M", "anchor pairs per iteration (sampled solver)",
-         cxxopts::value<int>()->default_value(std::to_string(defaults.num_anchors)))
-        ("eps", "initial entropic regularization (sampled solver; the final one is the smaller "
-         "of it and " + format_number(defaults.epsilon_final) + ")",
-         cxxopts::value<double>()->default_value(format_number(defaults.epsilon)))
-        ("max-iter", "outer iteration limit per pair (sampled solver)",
-         cxxopts::value<int>()->default_value(std::to_string(defaults.max_iterations)))
-        ("min-iter", "iterations before a pair may stop (sampled solver)",
-         cxxopts::value<int>()->default_value(std::to_string(defaults.min_iterations)))
-        ("h,help", "print this help");
-    // clang-format on
-    cli.parse_positional({"collection"});
-    cli.positional_help("COLLECTION -o OUT.h5");
-    const auto flags = cli.parse(argc, argv);
-    if (flags.count("help")) {
-      if (root) {
-        std::cout << cli.help() << kPairwiseHelp << "\nThis build "
-                  << (pairwise::mpi_compiled() ? "has" : "does not have") << " MPI.\n";
-      }
-      return 0;
-    }
-    GW_CHECK(flags.unmatched().empty(),
-             "unexpected argument '" << flags.unmatched().front()
-                                     << "'; usage: gwalign pairwise COLLECTION -o OUT.h5");
-    GW_CHECK(flags.count("collection"),
-             "give the collection: gwalign pairwise COLLECTION -o OUT.h5");
-    GW_CHECK(flags.count("output"), "give the output file with -o OUT.h5");
-    pairwise::RunOptions options;
-    options.solver = defaults;
-    const std::string metric = flags["points"].as<std::string>();
-    GW_CHECK(metric == "euclidean" || metric == "knn-geodesic",
-             "--points must be euclidean or knn-geodesic, got '" << metric << "'");
-    options.point_metric = metric == "euclidean" ? pairwise::PointMetric::kEuclidean
-                                                 : pairwise::PointMetric::kKnnGeodesic;
-    GW_CHECK(!flags.count("knn") || metric == "knn-geodesic",
-             "--knn applies only with --points knn-geodesic (Euclidean distances use no graph)");
-    options.solver.knn = flags["knn"].as<int>();
-    // A flag that is given sets its field (and marks it given: gw::Options, Setting<T>); the
-    // strategy then runs the solver that reads it.
-    if (flags.count("M")) options.solver.num_anchors = flags["M"].as<int>();
-    if (flags.count("eps")) {
-      options.solver.epsilon = flags["eps"].as<double>();
-      // The schedule decays from epsilon to epsilon_final: an --eps below the default final value
-      // would otherwise make epsilon rise during the solve.
-      options.solver.epsilon_final.set_default(
-          std::min(defaults.epsilon_final.value(), options.solver.epsilon.value()));
-    }
-    if (flags.count("max-iter")) options.solver.max_iterations = flags["max-iter"].as<int>();
-    if (flags.count("min-iter")) options.solver.min_iterations = flags["min-iter"].as<int>();
-    if (flags.count("exact-tol")) options.solver.exact_tolerance = flags["exact-tol"].as<double>();
-    const std::string solver = flags["solver"].as<std::string>();
-    const auto parsed_solver = solver_kind_from_string(solver);
-    GW_CHECK(parsed_solver, "--solver must be auto, sampled or exact, got '" << solver << "'");
-    options.solver.solver = *parsed_solver;
-    // Settings the requested solver does not read are usage errors here, before any pair runs
-    // (the strategy of each pair would reject them too, naming the fields).
-    for (const char* flag : {"M", "eps", "max-iter", "min-iter"}) {
-      GW_CHECK(flags.count(flag) == 0 || options.solver.solver != SolverKind::kExact,
-               "--" << flag
-                    << " is a setting of the sampled solver and does nothing with --solver "
-                       "exact; drop it or use --solver sampled");
-      GW_CHECK(flags.count(flag) == 0 || flags.count("exact-tol") == 0,
-               "--exact-tol (the exact solver's) and --" << flag
-                   << " (the sampled solver's) ask for different solvers; drop one of them");
-    }
-    GW_CHECK(!flags.count("exact-tol") || options.solver.solver != SolverKind::kSampled,
-             "--exact-tol is a setting of the exact solver and does nothing with the sampled one; "
-             "drop it or use --solver exact or auto");
-    std::string why;
-    GW_CHECK(options.solver.is_valid(&why), why);
-    options.threads = flags["threads"].as<int>();
-    GW_CHECK(options.threads >= 0, "--threads must be >= 0, got " << options.threads);
-    options.resume = flags.count("resume") > 0;
-    options.nearest = flags["nearest"].as<int>();
-    GW_CHECK(options.nearest >= 0, "--nearest must be >= 0, got " << options.nearest);
-    options.seed = flags["seed"].as<std::uint64_t>();
-    options.checkpoint_seconds = flags["checkpoint-seconds"].as<double>();
-    options.output = flags["output"].as<std::string>();
-    if (const char* hook = std::getenv("GWALIGN_PAIRWISE_ABORT_AFTER")) {
-      options.abort_after = std::atoll(hook);
-    }
-    const bool quiet = flags.count("quiet") > 0;
-    // The report's directory is checked before any work (io::AtomicTextFile creates its temporary).
-    std::optional<io::AtomicTextFile> report;
-    if (root && flags.count("json")) report.emplace(flags["json"].as<std::string>());
-
-    const std::string path = flags["collection"].as<std::string>();
-    const pairwise::Collection collection = pairwise::read_collection(path);
-    const bool tty = isatty(STDERR_FILENO) != 0;
-    if (!quiet && root) {
-      options.progress = [tty](const pairwise::RunProgress& p) {
-        const double rate = p.elapsed_seconds > 0 ? p.done_this_run / p.elapsed_seconds : 0.0;
-        const double eta = rate > 0 ? (p.total - p.done) / rate : std::nan("");
-        char line[160];
-        std::snprintf(line,
-                      sizeof line,
-                      "pairwise: %lld / %lld pairs (%.1f%%), %.1f pairs/s, ETA %s",
-                      static_cast<long long>(p.done),
-                      static_cast<long long>(p.total),
-                      100.0 * p.done / std::max<std::int64_t>(p.total, 1),
-                      rate,
-                      format_seconds(eta).c_str());
-        std::cerr << (tty ? "\r" : "") << line << (tty ? "\033[K" : "\n") << std::flush;
-      };
-    }
-    const pairwise::RunSummary summary =
-        pairwise::run_pairwise(collection, options, mpi.transport());
-    if (!root) return 0;
-    if (!quiet) {
-      std::cerr << (tty ? "\r\033[K" : "") << "pairwise: " << summary.pairs_computed
-                << " pairs solved in " << format_seconds(summary.seconds) << " (" << summary.ranks
-                << " rank(s) x " << summary.threads << " thread(s))";
-      if (summary.pairs_resumed > 0) std::cerr << ", " << summary.pairs_resumed << " resumed";
-      if (summary.pairs_pruned > 0) std::cerr << ", " << summary.pairs_pruned << " pruned";
-      if (summary.pairs_abnormal > 0) {
-        std::cerr << ", " << summary.pairs_abnormal << " ended abnormally (status 2)";
-      }
-      std::cerr << "\n";
-    }
-    if (report) report->commit(report_json(summary, path, options.output, options));
-    std::cout << "wrote " << options.output << ": " << summary.spaces << " x " << summary.spaces
-              << " GW distances" << (summary.complete ? " (complete)" : " (incomplete)") << "\n";
-    return 0;
+    return run_pairwise_on_rank(argc, argv, mpi);
   } catch (const Error& e) {
     if (mpi.size() > 1) {
       std::cerr << "gwalign: error (rank " << mpi.rank() << "): " << e.what() << "\n";
