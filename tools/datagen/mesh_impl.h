@@ -61,8 +61,9 @@ struct RawMesh {
 RawMesh polygonize(const Model& model, double step, const Vec3& offset);
 
 // Welds the vertices closer than `radius` (each cluster of the "closer than radius" relation
-// becomes one vertex at its mean), drops the triangles that collapse, keeps the largest connected
-// component and returns the edges of its triangles (Mesh's conventions).
+// becomes one vertex at its mean), drops the triangles that collapse and the flaps (vertices left
+// with two neighbours), keeps the largest connected component and returns the edges of its
+// triangles (Mesh's conventions).
 Mesh weld_and_extract(const RawMesh& raw, double radius);
 
 }  // namespace gw::datagen::mesh_detail

@@ -251,6 +251,27 @@ std::vector<Index> weld_points(std::vector<Vec3>& points, double radius) {
   return new_index;
 }
 
+// Welding leaves a few flaps: a vertex whose only triangles are copies of one triangle (v, a, b),
+// so it has two neighbours. Such a vertex is on no shortest path between others (a-b is an edge
+// and no longer than a-v-b), so dropping it (and then any neighbour it leaves with two) changes
+// no distance and leaves every vertex on at least three edges, as on a closed surface.
+void drop_flaps(Index n, std::vector<std::pair<Index, Index>>& edges) {
+  std::vector<Index> degree(n, 0);
+  for (const auto& [u, v] : edges) ++degree[u], ++degree[v];
+  while (true) {
+    auto flap = [&degree](Index v) { return degree[v] > 0 && degree[v] <= 2; };
+    std::vector<std::pair<Index, Index>> kept;
+    kept.reserve(edges.size());
+    for (const auto& [u, v] : edges) {
+      if (!flap(u) && !flap(v)) kept.push_back({u, v});
+    }
+    if (kept.size() == edges.size()) return;
+    edges = std::move(kept);
+    std::fill(degree.begin(), degree.end(), 0);
+    for (const auto& [u, v] : edges) ++degree[u], ++degree[v];
+  }
+}
+
 }  // namespace
 
 double Model::field(const Vec3& p) const {
@@ -334,6 +355,8 @@ Mesh weld_and_extract(const RawMesh& raw, double radius) {
   }
   std::sort(edges.begin(), edges.end());
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+
+  drop_flaps(n, edges);
 
   DisjointSets sets(n);
   for (const auto& [u, v] : edges) sets.unite(u, v);
