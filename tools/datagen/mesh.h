@@ -84,9 +84,10 @@ struct Mesh {
 // `seed` varies the instance: each axis of the model is stretched by a factor in [0.95, 1.05] and
 // the grid is shifted by a random fraction of its step (gw::Rng(seed, stream 1)). Same arguments:
 // the same mesh (reproducible per platform: the model uses std::sqrt / std::cos / std::sin). Time:
-// O(grid points x parts) per search step, 2-6 s at 50,000 vertices (one core). kInvalidArgument
-// (naming the range) for a count outside [kMinMeshVertices, kMaxMeshVertices]; kInternal if the
-// search does not reach the tolerance (never seen for the kinds and range above).
+// O(grid points x parts) per search step; 1-3 s at 50,000 vertices and about 5 s at 100,000 (one
+// core). kInvalidArgument (naming the range) for a count outside [kMinMeshVertices,
+// kMaxMeshVertices]; kInternal if the search does not reach the tolerance (never seen for the
+// kinds and range above).
 Mesh generate_mesh(MeshKind kind, Index target_vertices, std::uint64_t seed);
 
 // The target of a correspondence problem made from `source`, and the true map.
