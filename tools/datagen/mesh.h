@@ -86,8 +86,8 @@ struct Mesh {
 // the same mesh (reproducible per platform: the model uses std::sqrt / std::cos / std::sin). Time:
 // O(grid points x parts) per search step; 1-3 s at 50,000 vertices and about 5 s at 100,000 (one
 // core). kInvalidArgument (naming the range) for a count outside [kMinMeshVertices,
-// kMaxMeshVertices]; kInternal if the search does not reach the tolerance (never seen for the
-// kinds and range above).
+// kMaxMeshVertices]; kInternal if the search does not reach the tolerance (not seen: every kind at
+// 300-700 vertices with seeds 0-4 and at 2,000-100,000 with seed 0 came within 6%).
 Mesh generate_mesh(MeshKind kind, Index target_vertices, std::uint64_t seed);
 
 // The target of a correspondence problem made from `source`, and the true map.
