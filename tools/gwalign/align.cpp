@@ -56,7 +56,8 @@ Geometry specs (--rep, --source-rep, --target-rep; `gwalign info FILE` lists a f
   /path, FILE:/path          a dataset of the file (or of another file), read as points
   with --as-distances        the spec is an n x n distance matrix (dense, or CSR: missing =
                              unreachable), used as given
-  default                    /points if the file has it, else the only obsm entry
+  default                    /points if the file has it, else the only obsm entry, else (no
+                             obsm entry) the only obsp entry if it is a CSR graph
 
 Output (-o OUT.h5): /plan (CSR group data/indices/indptr + shape, top-k per row; or a dense
 n x k dataset with --dense), /matching (int32, argmax of each plan row), /report (the JSON

@@ -125,6 +125,13 @@ std::string default_rep(const std::string& file, const std::string& role) {
   if (h5ad.is_anndata()) {
     const auto keys = h5ad.obsm_keys();
     if (keys.size() == 1) return "obsm:" + keys.front();
+    // A graph-only file (what `gwalign generate mesh` writes: the coordinates in X, the mesh in
+    // obsp): its one CSR graph is the geometry.
+    const auto graphs = h5ad.obsp_keys();
+    if (keys.empty() && graphs.size() == 1 &&
+        io::matrix_format(reader, "/obsp/" + graphs.front()) == io::MatrixFormat::kCsr) {
+      return "obsp:" + graphs.front();
+    }
     std::ostringstream listed;
     for (std::size_t i = 0; i < keys.size(); ++i) listed << (i ? ", " : "") << "obsm:" << keys[i];
     GW_THROW(ErrorCode::kInvalidArgument,

@@ -36,8 +36,9 @@ struct Side {
 };
 
 // The rep used when none is given: the dataset /points (what `gwalign generate` writes), else the
-// only obsm entry of an AnnData file. kInvalidArgument with the fix (--<role>-rep, gwalign info)
-// when neither applies.
+// only obsm entry of an AnnData file, else (no obsm entry) its only obsp entry when that is a CSR
+// graph (what `gwalign generate mesh` writes). kInvalidArgument with the fix (--<role>-rep,
+// gwalign info) when none applies.
 std::string default_rep(const std::string& file, const std::string& role);
 
 // The ground truth used when none is given: the dataset /angles (what `gwalign generate` writes),

@@ -1,5 +1,6 @@
 // `gwalign generate spiral|swissroll --n N --seed S -o FILE`: the benchmark's synthetic point sets
-// (tools/datagen/spiral.h) with their ground-truth angles, as plain HDF5 or as an AnnData file.
+// (tools/datagen/spiral.h) with their ground-truth angles, as plain HDF5 or as an AnnData file;
+// `generate shapes` (a pairwise collection) and `generate mesh` (generate_mesh.h) besides.
 #include <cxxopts.hpp>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "interrupt.h"
 #include "solver_flags.h"
 #include "command.h"
+#include "generate_mesh.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -50,6 +52,18 @@ Examples:
   gwalign align spiral.h5ad roll.h5ad --rep obsm:X_spatial -o plan.h5
   gwalign generate swissroll --n 200000 --seed 2 --embed 30 -o roll.h5ad
   gwalign generate shapes --classes 5 --per-class 20 --seed 0 -o shapes.h5
+  gwalign generate mesh --shape bunny --vertices 2000 --seed 0 --out-dir bunny
+  gwalign align bunny/source.h5ad bunny/target.h5ad -o bunny/plan.h5
+
+  mesh       a correspondence problem on a surface mesh (tools/datagen/mesh.h): --shape KIND
+             (head, bunny, teapot, cactus, quadruped, bird, hand, human, lizard; asymmetric
+             shapes made of smooth-blended ellipsoids and tubes, triangulated by marching
+             tetrahedra) with about --vertices N vertices (300-100,000, within 10%); the target is
+             a copy whose vertices move by N(0, (jitter x bounding-box diagonal)^2) per coordinate
+             (--jitter, default 0.01) and are randomly permuted. Writes to --out-dir DIR:
+               source.h5ad, target.h5ad  X = vertex coordinates (n x 3), obsp/mesh = the mesh
+                                         graph (CSR, edge lengths; align's default geometry)
+               truth.h5                  /truth (int32): the target vertex of each source vertex
 )";
 
 // An n x dims float32 embedding of the d-D points: x Q with Q a d x dims matrix of orthonormal
@@ -133,10 +147,11 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 int run_generate(int argc, char** argv) {
   cxxopts::Options cli(argv[0],
                        "Generate the spiral (2-D) or swiss roll (3-D) point set of the spiral "
-                       "benchmark, with ground-truth angles.");
+                       "benchmark, with ground-truth angles; a collection of shapes; or a "
+                       "correspondence problem on a surface mesh.");
   // clang-format off
   cli.add_options()
-      ("kind", "spiral | swissroll | shapes", cxxopts::value<std::string>())
+      ("kind", "spiral | swissroll | shapes | mesh", cxxopts::value<std::string>())
       ("n", "number of points", cxxopts::value<Index>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("noise", "standard deviation of the radial noise", cxxopts::value<double>()
@@ -151,10 +166,16 @@ int run_generate(int argc, char** argv) {
        ->default_value("100"))
       ("max-points", "shapes: most points of a copy", cxxopts::value<Index>()
        ->default_value("200"))
+      ("shape", "mesh: the kind of shape (head, bunny, teapot, ...)", cxxopts::value<std::string>())
+      ("vertices", "mesh: about this many vertices", cxxopts::value<Index>())
+      ("jitter", "mesh: the target's noise per coordinate, as a fraction of the bounding-box "
+                 "diagonal", cxxopts::value<double>()->default_value("0.01"))
+      ("out-dir", "mesh: the folder for source.h5ad, target.h5ad and truth.h5",
+       cxxopts::value<std::string>())
       ("h,help", "print this help");
   // clang-format on
   cli.parse_positional({"kind"});
-  cli.positional_help("spiral|swissroll --n N -o FILE");
+  cli.positional_help("spiral|swissroll --n N -o FILE | shapes ... | mesh --shape KIND ...");
   const auto flags = cli.parse(argc, argv);
   if (flags.count("help")) {
     std::cout << cli.help() << kGenerateHelp;
@@ -164,6 +185,10 @@ int run_generate(int argc, char** argv) {
            "unexpected argument '" << flags.unmatched().front()
                                    << "'; usage: gwalign generate spiral|swissroll --n N -o FILE");
   GW_CHECK(flags.count("kind"), "give the kind: gwalign generate spiral|swissroll --n N -o FILE");
+  if (flags["kind"].as<std::string>() == "mesh") return generate_mesh_files(flags);
+  for (const char* mesh_only : {"shape", "vertices", "jitter", "out-dir"}) {
+    GW_CHECK(!flags.count(mesh_only), "--" << mesh_only << " is for 'generate mesh' only");
+  }
   GW_CHECK(flags.count("output"), "give the output file with -o FILE.h5 (or .h5ad)");
   if (flags["kind"].as<std::string>() == "shapes") return generate_shapes(flags);
   GW_CHECK(!flags.count("classes") && !flags.count("per-class") && !flags.count("min-points") &&
@@ -173,7 +198,7 @@ int run_generate(int argc, char** argv) {
   GW_CHECK(flags.count("output"), "give the output file with -o FILE.h5 (or .h5ad)");
   const std::string kind = flags["kind"].as<std::string>();
   GW_CHECK(kind == "spiral" || kind == "swissroll",
-           "kind must be spiral, swissroll or shapes, got '" << kind << "'");
+           "kind must be spiral, swissroll, shapes or mesh, got '" << kind << "'");
   const Index n = flags["n"].as<Index>();
   GW_CHECK(n >= 2, "--n must be >= 2, got " << n);
   const double noise = flags["noise"].as<double>();
@@ -250,7 +275,8 @@ int run_generate(int argc, char** argv) {
 }  // namespace
 
 GW_CLI_COMMAND("generate",
-               "write the spiral / swiss roll benchmark data (points + angles) to HDF5 or h5ad",
+               "write the spiral / swiss roll benchmark data (points + angles) to HDF5 or h5ad, "
+               "a shape collection, or a mesh correspondence problem",
                run_generate);
 
 }  // namespace gw::cli
