@@ -167,7 +167,8 @@ std::string Result::full_report() const {
       }
       out << " " << starts[s].name << " loss " << format("%.6g", starts[s].gw_loss) << " ("
           << starts[s].iterations << " it, " << format("%.3f", starts[s].seconds) << " s)"
-          << (static_cast<int>(s) == start_chosen ? " [kept]" : "") << ";";
+          << (static_cast<int>(s) == start_chosen ? " [kept]" : "")
+          << (starts[s].stopped.empty() ? "" : ", stopped: " + starts[s].stopped) << ";";
     }
     if (float64_finish_iterations > 0) {
       out << " float64 finish " << float64_finish_iterations << " it;";
@@ -252,6 +253,7 @@ std::string Result::to_json(bool pretty) const {
         .member("seconds", s.seconds)
         .member("map_objective", s.map_objective)
         .member("skipped", s.skipped)
+        .member("stopped", s.stopped)
         .end_object();
   }
   json.end_array();

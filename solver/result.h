@@ -56,6 +56,7 @@ struct StartRecord {
   // nearest-neighbour map (a map, not a plan: comparable between the two candidates only).
   double map_objective = std::numeric_limits<double>::quiet_NaN();
   std::string skipped;     // why the candidate did not run ("" when it ran)
+  std::string stopped;     // why it stopped after its probe iterations ("" when it ran on)
 };
 
 struct Result {

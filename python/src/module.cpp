@@ -610,6 +610,7 @@ void add_result_records(ResultClass& result) {
                                  d["seconds"] = s.seconds;
                                  d["map_objective"] = s.map_objective;
                                  d["skipped"] = s.skipped;
+                                 d["stopped"] = s.stopped;
                                  rows.append(d);
                                }
                                return rows;

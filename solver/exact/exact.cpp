@@ -90,9 +90,11 @@ class Starts {
   // objective of each one's nearest-neighbour map.
   static constexpr const char* kOrientationNames[2] = {"spectral", "spectral-reflected"};
   double orientation_objective(int which) { return orientations_.objective(which); }
-  double orientation_agreement(int which, const std::vector<Index>& matching) {
-    return orientations_.agreement(which, matching);
+  // The share of mass on which two matchings agree (SpectralStarts::agreement).
+  double agreement(const std::vector<Index>& a, const std::vector<Index>& b) const {
+    return orientations_.agreement(a, b);
   }
+  const std::vector<Index>& orientation_map(int which) { return orientations_.map(which); }
 
   // Start `name`, run `cg_iterations` conditional-gradient iterations after its basin (all of a
   // mirror-descent run's iterations for exact_method mirror).
@@ -211,16 +213,27 @@ struct StartsRun {
   std::size_t best = 0;
 };
 
-// The orientation check after the starts: the two orientation candidates (the best map between
-// the sides' spectral embeddings, and the best one of the other handedness; their maps scored by
-// their objective as maps, which is comparable between them but not with a plan's) are set
-// against the kept plan. A candidate the kept plan agrees with (most of its mass matched near
-// where the candidate's map sends it) offers nothing new; one it disagrees with is a genuinely
-// different basin and runs to the end, unless its map is kOrientationMargin worse than the other
-// candidate's (then its handedness is not in question). The lower objective is kept; every
-// candidate is listed in Result::starts, a skipped one with its reason and NaN losses.
-constexpr double kOrientationMargin = 1.5;
-// A kept plan agrees with a candidate when at least this share of its mass does.
+// The orientation check after the starts. The two orientation candidates are the best map
+// between the sides' spectral embeddings ("spectral") and the best one of the other handedness
+// ("spectral-reflected"). Where their maps' objectives come within kHandednessMargin of each
+// other the problem has no clear handedness (a curve, a symmetric body) and neither runs: the
+// embeddings cannot tell the kept plan anything. Otherwise "spectral-reflected" is skipped (its
+// handedness is the clearly worse one) and "spectral" is set against the kept plan: skipped if
+// the kept plan already agrees with its map (half the mass or more matched within 5% of the
+// target's diameter of where the map sends it), else it runs its probe iterations
+// (start_probe_iterations, as the ordinary starts do) and continues to the end unless its plan
+// then agrees with the kept one (the same basin reached another way) or its objective is over
+// kOrientationProbeMargin times the kept plan's final one (it always continues when already
+// below it) (a mirrored basin's loss is a few
+// times the true one's, and a step or two shows it). The lowest objective is kept; both
+// candidates are listed in Result::starts (a skipped one with its reason and NaN losses, a
+// stopped one with its probe's loss and the reason).
+constexpr double kOrientationProbeMargin = 1.5;
+// The handedness is clear when the other handedness's best map has this many times the objective
+// of the best map: 1.6-12x on the asymmetric meshes of bench/peers/real_shapes.py, 1.05 on the
+// spiral benchmark's distance matrices.
+constexpr double kHandednessMargin = 1.25;
+// Two matchings agree when at least this share of the mass does.
 constexpr double kAgreedShare = 0.5;
 
 // The argmax target of each row of a dense n x k plan.
@@ -239,56 +252,70 @@ std::string format_number(const char* fmt, double value) {
   return text;
 }
 
-// Why orientation candidate `which` need not run ("" when it must).
-template <typename S>
-std::string orientation_skip_reason(Starts<S>& starts, int which, const std::vector<Index>& kept) {
-  const double agreement = starts.orientation_agreement(which, kept);
-  if (agreement >= kAgreedShare) {
-    return format_number("the kept plan agrees with its map on %.0f%% of the mass",
-                         100.0 * agreement);
-  }
-  const double mine = starts.orientation_objective(which);
-  const double other = starts.orientation_objective(1 - which);
-  if (mine > kOrientationMargin * other) {
-    return format_number("its map's objective is %.1fx the other orientation's", mine / other);
-  }
-  return "";
-}
-
 template <typename S>
 void run_orientation_starts(const PreparedProblem& pb,
                             Starts<S>& starts,
                             const Options& options,
                             ExactGw<S>& gw,
-                            const ExactRunner<S>& runner,
+                            ExactRunner<S>& runner,
                             Result& result,
                             StartsRun<S>& run) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const std::vector<Index> kept = row_argmax(run.plans[run.best], pb.n, pb.k);
+  const double kept_objective = run.outcomes[run.best].objective;
+  const int probe = std::max(1, options.start_probe_iterations.value());
+  double ratio = 0.0;
+  {
+    // Both sides' embeddings and the ranking of the axis patterns by their maps' objectives.
+    ScopedPhase phase(result.timings, "orientation_embedding");
+    ratio = starts.orientation_objective(1) / starts.orientation_objective(0);
+  }
   for (int which = 0; which < 2 && !runner.cancelled(); ++which) {
     const char* name = Starts<S>::kOrientationNames[which];
     Stopwatch watch;
-    const std::string skipped = orientation_skip_reason(starts, which, kept);
-    StartRecord record{name, kNaN, kNaN, 0, 0.0, starts.orientation_objective(which), skipped};
-    if (!skipped.empty()) {
-      // Kept in step with result.starts (start_chosen indexes both), never the best.
-      record.seconds = watch.seconds();
-      result.starts.push_back(std::move(record));
-      StartOutcome none;
-      none.objective = none.loss = std::numeric_limits<double>::infinity();
-      none.done = true;
-      run.plans.emplace_back();
-      run.outcomes.push_back(std::move(none));
-      continue;
+    StartRecord record{name, kNaN, kNaN, 0, 0.0, starts.orientation_objective(which), ""};
+    StartOutcome out;
+    if (!(ratio >= kHandednessMargin)) {
+      record.skipped = format_number(
+          "no clear handedness: the other handedness's map objective is only %.2fx", ratio);
+    } else if (which == 1) {
+      record.skipped = format_number("its handedness's map objective is %.2fx the other's", ratio);
+    } else {
+      const double agreement = starts.agreement(starts.orientation_map(which), kept);
+      if (agreement >= kAgreedShare) {
+        record.skipped = format_number("the kept plan agrees with its map on %.0f%% of the mass",
+                                       100.0 * agreement);
+      }
     }
-    StartOutcome out = starts.run(name, options.exact_max_iterations);
-    out.done = true;
-    record.gw_loss = out.loss;
-    record.objective = out.objective;
-    record.iterations = out.iterations;
+    if (!record.skipped.empty()) {
+      out.objective = out.loss = std::numeric_limits<double>::infinity();
+      out.done = true;
+    } else {
+      out = starts.run(name, probe);
+      if (!out.done && !(out.objective < kept_objective)) {
+        const double after_probe =
+            starts.agreement(row_argmax(gw.plan_f64(), pb.n, pb.k), kept);
+        if (after_probe >= kAgreedShare) {
+          record.stopped = format_number(
+              "after its probe it agrees with the kept plan on %.0f%% of the mass",
+              100.0 * after_probe);
+        } else if (out.objective > kOrientationProbeMargin * kept_objective) {
+          record.stopped = format_number("after its probe its objective is %.1fx the kept plan's",
+                                         out.objective / kept_objective);
+        }
+      }
+      if (!out.done && record.stopped.empty()) {
+        runner.conditional_gradient(out, options.exact_max_iterations);
+      }
+      out.done = true;
+      record.gw_loss = out.loss;
+      record.objective = out.objective;
+      record.iterations = out.iterations;
+    }
     record.seconds = watch.seconds();
+    // Kept in step with result.starts (start_chosen indexes both).
+    run.plans.push_back(record.skipped.empty() ? gw.plan_f64() : std::vector<double>());
     result.starts.push_back(std::move(record));
-    run.plans.push_back(gw.plan_f64());
     run.outcomes.push_back(std::move(out));
     if (run.outcomes.back().objective < run.outcomes[run.best].objective) {
       run.best = run.outcomes.size() - 1;
