@@ -124,6 +124,40 @@ Result solve_pair(const SectionData& fixed, const SectionData& moving, const Opt
   }
 }
 
+// Features for a refinement round: each cell's expression features followed by its registered
+// coordinates times `coordinate_scale`.
+DenseMatrix<double> with_coordinates(const SectionData& s, const std::vector<double>& registered,
+                                     double coordinate_scale) {
+  const Index f = s.features.cols;
+  DenseMatrix<double> out(s.n, f + 2, std::vector<double>(static_cast<std::size_t>(s.n) * (f + 2)));
+  for (Index i = 0; i < s.n; ++i) {
+    double* row = &out.values[static_cast<std::size_t>(i) * (f + 2)];
+    for (Index c = 0; c < f; ++c) row[c] = s.features(i, c);
+    row[f] = registered[2 * static_cast<std::size_t>(i)] * coordinate_scale;
+    row[f + 1] = registered[2 * static_cast<std::size_t>(i) + 1] * coordinate_scale;
+  }
+  return out;
+}
+
+// Mean squared distance between two sections' expression features: 2 x the pooled variance
+// about each side's mean plus the squared distance of the means (exact, O((n + k) f)).
+double mean_feature_sq_distance(const DenseMatrix<double>& a, const DenseMatrix<double>& b) {
+  const auto moments = [](const DenseMatrix<double>& m, std::vector<double>& mean) {
+    mean.assign(m.cols, 0.0);
+    for (Index i = 0; i < m.rows; ++i)
+      for (Index c = 0; c < m.cols; ++c) mean[c] += m(i, c) / m.rows;
+    double var = 0.0;
+    for (Index i = 0; i < m.rows; ++i)
+      for (Index c = 0; c < m.cols; ++c) var += (m(i, c) - mean[c]) * (m(i, c) - mean[c]) / m.rows;
+    return var;
+  };
+  std::vector<double> ma, mb;
+  const double va = moments(a, ma), vb = moments(b, mb);
+  double shift = 0.0;
+  for (std::size_t c = 0; c < ma.size(); ++c) shift += (ma[c] - mb[c]) * (ma[c] - mb[c]);
+  return va + vb + shift;
+}
+
 }  // namespace
 
 PlanView plan_of(const Result& result) {
@@ -184,13 +218,35 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
       overlap = std::clamp(*overlap, 0.05, 1.0);
     }
     pair.result = solve_pair(fixed, sections[m], options.solver, overlap);
-    pair.solve_seconds = seconds_since(start);
     pair.overlap = overlap.value_or(1.0);
-    pair.overlap_mass = pair.result.plan_mass;
-    const auto reg_start = std::chrono::steady_clock::now();
+    auto reg_start = std::chrono::steady_clock::now();
     pair.registration = register_sections(plan_of(pair.result), registered[f], sections[m].coordinates, 2,
                                           options.registration);
     pair.register_seconds = seconds_since(reg_start);
+    if (options.refine > 0) {
+      const Grid2d fixed_grid(registered[f]);
+      const double radius = options.refine_radius * spacing(registered[f], fixed_grid);
+      const double expression_sq =
+          options.solver.fused_weight > 0.0 ? mean_feature_sq_distance(fixed.features, sections[m].features) : 0.0;
+      // Without expression features the coordinates alone make the cost (scale 1 / radius).
+      const double scale = (expression_sq > 0.0 ? std::sqrt(expression_sq) : 1.0) / std::max(radius, 1e-300);
+      Options refine_options = options.solver;
+      if (refine_options.fused_weight <= 0.0) refine_options.fused_weight = 0.9;
+      SectionData fixed_aug = fixed, moving_aug = sections[m];
+      fixed_aug.features = with_coordinates(fixed, registered[f], scale);
+      for (int round = 0; round < options.refine; ++round) {
+        moving_aug.features =
+            with_coordinates(sections[m], pair.registration.transform.apply(sections[m].coordinates), scale);
+        pair.result = solve_pair(fixed_aug, moving_aug, refine_options, overlap);
+        reg_start = std::chrono::steady_clock::now();
+        pair.registration = register_sections(plan_of(pair.result), registered[f], sections[m].coordinates, 2,
+                                              options.registration);
+        pair.register_seconds += seconds_since(reg_start);
+        ++pair.refinements;
+      }
+    }
+    pair.solve_seconds = seconds_since(start) - pair.register_seconds;
+    pair.overlap_mass = pair.result.plan_mass;
     out.transforms[m] = pair.registration.transform;
     registered[m] = pair.registration.transform.apply(sections[m].coordinates);
     out.pairs.push_back(std::move(pair));

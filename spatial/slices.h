@@ -50,6 +50,14 @@ struct SlicesOptions {
   // versa, the smaller of the two), then the partial solve with that mass.
   bool estimate_overlap = false;
   double overlap_radius = 2.0;
+  // Refinement rounds after the first registration (an ICP through the solver): each round solves
+  // the pair again with the registered coordinates appended to the features -- scaled so that a
+  // displacement of refine_radius x the fixed section's median cell spacing costs as much as the
+  // mean squared expression distance -- and registers again from the new plan. The first plan
+  // settles the global placement (GW is blind to rotation, so it finds it from the geometry);
+  // the rounds sharpen the correspondences it leaves blurred along the tissue's layers.
+  int refine = 0;
+  double refine_radius = 3.0;
   // -1: consecutive pairs (0,1), (1,2), ...; section s is registered onto section s - 1's
   // registered coordinates. Otherwise every other section is aligned to this one.
   int reference = -1;
@@ -65,7 +73,8 @@ struct PairAlignment {
   Registration registration;
   double overlap = 1.0;  // the overlap used (given, estimated, or 1 for balanced)
   double overlap_mass = 1.0;  // the plan's total mass
-  double solve_seconds = 0.0;
+  int refinements = 0;        // refinement rounds run
+  double solve_seconds = 0.0;  // all solves of the pair, refinements included
   double register_seconds = 0.0;
 };
 

@@ -88,15 +88,22 @@ Model build_model(const TissueOptions& o) {
   return m;
 }
 
+// Layers are concentric arcs around a centre below and left of the tissue (as cortical layers
+// curve around the ventricle): no mirror or rotation of a section maps the layers onto themselves,
+// so the alignment's ground truth is unique.
 int domain_of(const TissueOptions& o, const Model& m, double x, double y, double z) {
-  const double thickness = o.height / o.domains;
+  const double cx = -0.6 * o.width, cy = -0.5 * o.height;
+  const double r_min = std::hypot(0.0 - cx, 0.0 - cy);
+  const double r_max = std::hypot(o.width - cx, o.height - cy);
+  const double thickness = (r_max - r_min) / o.domains;
   const double a = o.boundary_amplitude * thickness;
+  const double r = std::hypot(x - cx, y - cy);
   int domain = 0;
   for (int b = 0; b + 1 < o.domains; ++b) {
-    const double boundary = thickness * (b + 1) +
+    const double boundary = r_min + thickness * (b + 1) +
                             a * std::sin(kTwoPi * x / o.width * m.boundary_frequency[b] + m.boundary_phase[b]) +
                             0.5 * a * std::cos(kTwoPi * z / o.depth);
-    if (y > boundary) domain = b + 1;
+    if (r > boundary) domain = b + 1;
   }
   return domain;
 }

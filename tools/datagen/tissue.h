@@ -2,9 +2,12 @@
 // benchmarks (`gwalign generate tissue`, `gwalign slices`).
 //
 // The tissue fills the box [0, width] x [0, height] x [0, depth] (micrometre-like units). Its
-// `domains` layers are stacked along y and separated by curved boundaries
-//   y_b(x, z) = height (b + 1) / domains + A sin(2 pi x / width * f_b + phi_b) + B cos(2 pi z / depth)
-// (amplitudes A = boundary_amplitude x the layer thickness, B = A / 2; f_b in [1, 2], phi_b from
+// `domains` layers are concentric arcs around the point (-0.6 width, -0.5 height), below and left
+// of the tissue (as cortical layers curve around a ventricle), so no rotation or mirror image of a
+// section maps its layers onto themselves. With r the distance to that point and r_min, r_max its
+// range over the box, boundary b lies at
+//   r_b(x, z) = r_min + (b + 1) T + A sin(2 pi x / width * f_b + phi_b) + (A / 2) cos(2 pi z / depth)
+// (T = (r_max - r_min) / domains, A = boundary_amplitude x T, f_b in [1, 2] and phi_b from
 // the seed), so a domain's shape changes from section to section. Each domain has its own
 // cell-type proportions: two of `cell_types` types dominate (weights 6 and 3), the others have
 // weight 1 / cell_types, normalized. Each type has a mean expression profile over `genes` genes

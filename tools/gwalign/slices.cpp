@@ -34,7 +34,9 @@ sections, landmarks for large ones) with an expression cost on the genes all sec
 (log1p of normalized counts, a joint PCA; --expression cosine compares the PCA profiles by
 angle). The plan registers the moving section onto the fixed one (weighted Procrustes: rotation
 and translation, no reflection unless --allow-reflection); the first section (or the reference)
-sets the frame and section s gets z = s x --z-spacing.
+sets the frame and section s gets z = s x --z-spacing. --refine N rounds (default 0) then solve each
+pair again with the registered coordinates beside the expression features and register again
+(an ICP through the solver), which sharpens what GW leaves blurred along the layers.
 
 Outputs in --out-dir (all or none):
   <name>.h5ad                a copy of each section with obsm['spatial_aligned'] (n x 3: x, y, z)
@@ -78,6 +80,7 @@ std::string pair_report(const spatial::PairAlignment& p, const std::vector<Secti
   json.member("reflection", p.registration.transform.reflection);
   json.member("overlap", p.overlap);
   json.member("overlap_mass", p.overlap_mass);
+  json.member("refinements", p.refinements);
   json.member("solve_seconds", p.solve_seconds);
   json.member("register_seconds", p.register_seconds);
   json.key("transfer_unreached").begin_object();
@@ -114,6 +117,12 @@ spatial::SlicesOptions slices_options(const cxxopts::ParseResult& flags, int sec
              "--reference must be a section index in [0, " << sections << "), got " << o.reference);
   }
   o.z_spacing = flags["z-spacing"].as<double>();
+  o.refine = flags["refine"].as<int>();
+  GW_CHECK(o.refine >= 0, "--refine must be >= 0, got " << o.refine);
+  // A section's in-plane distances: landmark distances on its kNN graph unless --mode says
+  // otherwise (all-pairs shortest paths cost seconds at a few thousand cells and change nothing
+  // here; the dispatcher would pick them up to auto_precomputed_max_nodes).
+  if (!flags.count("mode")) o.solver.distance_mode = DistanceMode::kLandmark;
   o.registration.allow_reflection = flags.count("allow-reflection") > 0;
   return o;
 }
@@ -176,6 +185,7 @@ int run_slices(int argc, char** argv) {
       ("spatial-key", "obsm key of the coordinates", cxxopts::value<std::string>()->default_value("spatial"))
       ("z-spacing", "z distance between consecutive sections", cxxopts::value<double>()->default_value("1"))
       ("allow-reflection", "let the registration mirror a section")
+      ("refine", "refinement rounds: solve again with the registered coordinates as features", cxxopts::value<int>()->default_value("0"))
       ("h,help", "print this help");
   // clang-format on
   add_solver_options(cli);
