@@ -76,6 +76,13 @@ struct H5adEntry {
   std::vector<std::int64_t> shape;
 };
 
+// A categorical obs column: codes[i] in [0, categories.size()) or -1 (missing, anndata's NaN).
+struct Categorical {
+  std::vector<std::string> categories;
+  std::vector<std::int32_t> codes;
+  bool ordered = false;
+};
+
 // A read-only .h5ad file. Cheap to construct (reads only the obs index length on demand).
 class H5adReader {
  public:
@@ -117,6 +124,16 @@ class H5adReader {
   // A numeric obs column (n_obs values, converted to double). kNotFound lists the columns;
   // a categorical or string column is kBadData.
   std::vector<double> read_obs_column(std::string_view name) const;
+  // A categorical obs column in any of anndata's layouts: a group with `categories` and `codes`
+  // (encoding-type "categorical", anndata >= 0.8), or integer codes whose categories live in
+  // /obs/__categories/<name> (anndata 0.7); a column of strings is read as categorical too
+  // (categories: its distinct values in sorted order). Numeric categories are formatted as text
+  // ("3", "0.5"). kNotFound lists the columns; a numeric column is kBadData (read it with
+  // read_obs_column); codes outside [-1, categories) are kBadData.
+  Categorical read_obs_categorical(std::string_view name) const;
+  // Whether the obs column is categorical or strings (read_obs_categorical), as opposed to
+  // numeric (read_obs_column). kNotFound when it does not exist.
+  bool obs_column_is_categorical(std::string_view name) const;
 
  private:
   std::vector<std::string> keys(std::string_view group) const;
@@ -163,6 +180,11 @@ class H5adWriter {
   // A numeric obs column of n_obs values (appended to column-order; replaced if it exists).
   template <Element T>
   void put_obs_column(std::string_view name, std::span<const T> values);
+  // A categorical obs column (anndata 0.8's group: categories as a string array, codes as int8
+  // below 128 categories and int32 above, and the `ordered` flag); an existing column of
+  // that name is replaced, its 0.7 /obs/__categories/<name> entry removed. Codes must lie in
+  // [-1, categories) and there must be n_obs of them (kInvalidArgument).
+  void put_obs_categorical(std::string_view name, const Categorical& column);
   // uns entries; `key` may be a "/"-separated path ("gw/cost"): missing dicts are created.
   void put_uns(std::string_view key, double value);
   void put_uns(std::string_view key, std::int64_t value);

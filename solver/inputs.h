@@ -52,11 +52,13 @@ DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
                                                std::int64_t d);
 
 // The divisor of that cost: max over all pairs of |f_i - g_j|^2 (0 when every pair coincides),
-// the same double feature_cost_from_features divides by, without the n x k matrix: rows are
-// visited by decreasing upper bound (|f_i - c| + R)^2 (c the target features' centroid, R their
-// largest distance from it), each visited row's pairs evaluated exactly as that function does, and
-// the search stops once no remaining row's bound can beat the maximum found. O(k d) memory; on
-// real features a few rows are visited, O(n d + k d x visited) time (O(n k d) in the worst case).
+// the same double feature_cost_from_features divides by, without the n x k matrix: the targets are
+// covered by up to 128 balls (farthest-point centres c_b, radii r_b), each source row gets the
+// bound max_b (|f_i - c_b| + r_b)^2, rows are visited by decreasing bound, and in a visited row only
+// the balls whose bound can beat the maximum so far are scanned, each pair evaluated exactly as
+// that function does; the search stops once no remaining row's bound can beat the maximum.
+// O(k d) + 4 n x 128 bytes of memory; O((n + k) 128 d) time plus the scanned pairs (a few rows'
+// worth on real features; O(n k d) in the worst case).
 double feature_cost_scale(std::span<const double> source,
                           Index n,
                           std::span<const double> target,

@@ -14,6 +14,10 @@ Commands:
   legacy-dump ARCHIVE DIR         anndata's own view of an archive: X, obsm/array, obs names,
                                   obs['float64']
   h5py-lzf FILE DIR               lzf-compressed datasets (compressible, random, strings)
+  categorical-write DIR           DIR/cat.h5ad with categorical / string obs columns and
+                                  obsm['spatial'], and anndata's codes and categories of each
+  categorical-dump FILE KEY DIR   anndata's codes and categories of obs[KEY] in FILE
+  categorical-read FILE DIR       check obs['transferred'] and obsm['spatial_aligned'] of FILE
   pytables-blosc FILE             a blosc-compressed dataset (exit 3 if PyTables is missing)
 """
 import json
@@ -199,6 +203,68 @@ def legacy_dump(archive, directory):
     print("OK dumped %s" % archive)
 
 
+def dump_categorical(adata, key, directory):
+    column = adata.obs[key]
+    if column.dtype.name != "category":
+        column = column.astype("category")
+    np.ascontiguousarray(column.cat.codes.to_numpy(), dtype="<i4").tofile(
+        os.path.join(directory, "cat_%s_codes.i32" % key))
+    with open(os.path.join(directory, "cat_%s_categories.txt" % key), "w", encoding="utf-8") as f:
+        f.write("\n".join(str(c) for c in column.cat.categories))
+
+
+def categorical_write(directory):
+    """cat.h5ad: obs celltype (categorical strings, one missing), layer (integer categories),
+    label (plain strings) and obsm['spatial']; anndata's codes and categories beside it."""
+    import anndata as ad
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    n = 60
+    celltype = pd.Categorical(rng.choice(["T cell", "B cell", "neuron"], n),
+                              categories=["neuron", "T cell", "B cell"])
+    celltype[3] = np.nan
+    obs = pd.DataFrame({"celltype": celltype,
+                        "layer": pd.Categorical(rng.integers(1, 5, n)),
+                        "label": np.array(["L%d" % v for v in rng.integers(0, 3, n)], dtype=object),
+                        "depth": rng.normal(size=n)},
+                       index=["cell%d" % i for i in range(n)])
+    adata = ad.AnnData(X=rng.poisson(2.0, (n, 5)).astype(np.float32), obs=obs)
+    adata.obsm["spatial"] = rng.normal(size=(n, 2))
+    adata.write_h5ad(os.path.join(directory, "cat.h5ad"))
+    adata = ad.read_h5ad(os.path.join(directory, "cat.h5ad"))
+    for key in ("celltype", "layer", "label"):
+        dump_categorical(adata, key, directory)
+    np.ascontiguousarray(adata.obsm["spatial"], dtype="<f8").tofile(
+        os.path.join(directory, "cat_spatial.f64"))
+    print("OK anndata %s" % ad.__version__)
+
+
+def categorical_dump(path, key, directory):
+    import anndata as ad
+
+    dump_categorical(ad.read_h5ad(path), key, directory)
+    print("OK dumped %s" % key)
+
+
+def categorical_read(path, directory):
+    """Reads FILE (gwalign wrote obs['transferred'] and obsm['spatial_aligned']) with anndata."""
+    import anndata as ad
+
+    adata = ad.read_h5ad(path)
+    column = adata.obs["transferred"]
+    expect(column.dtype.name == "category", "obs['transferred'] is %s" % column.dtype)
+    with open(os.path.join(directory, "expected_categories.txt"), encoding="utf-8") as f:
+        categories = f.read().split("\n")
+    expect(list(column.cat.categories) == categories,
+           "categories %s != %s" % (list(column.cat.categories), categories))
+    codes = load(directory, "expected_codes.i32", "<i4")
+    expect(np.array_equal(column.cat.codes.to_numpy().astype(np.int32), codes), "codes differ")
+    aligned = load(directory, "expected_aligned.f64", "<f8").reshape(adata.n_obs, -1)
+    expect(np.array_equal(adata.obsm["spatial_aligned"], aligned), "spatial_aligned differs")
+    print("OK categorical read by anndata %s" % ad.__version__)
+
+
 def h5py_lzf(path, directory):
     import h5py
 
@@ -247,6 +313,9 @@ def main(argv):
         "anndata-read-copy": (anndata_read_copy, 3),
         "legacy-dump": (legacy_dump, 2),
         "h5py-lzf": (h5py_lzf, 2),
+        "categorical-write": (categorical_write, 1),
+        "categorical-dump": (categorical_dump, 3),
+        "categorical-read": (categorical_read, 2),
         "pytables-blosc": (pytables_blosc, 1),
     }
     if command not in handlers or len(argv) != 2 + handlers[command][1]:

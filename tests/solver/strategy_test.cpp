@@ -393,6 +393,30 @@ TEST(FeatureCost, ScaleEqualsTheMaximumOfTheDenseCostExactly) {
   }
 }
 
+TEST(FeatureCost, ScaleWithBallPruningEqualsTheMaximumOnLargeGaussianFeatures) {
+  // More targets than the 128 balls, in 30 dimensions with decaying variances (like PCA scores),
+  // some rows far from the origin: the pruned search must still return the exact maximum.
+  Rng rng(41);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Index n = 1500 + 300 * trial, k = 1200 + 500 * trial;
+    const int d = 30;
+    std::vector<double> f(static_cast<std::size_t>(n) * d), g(static_cast<std::size_t>(k) * d);
+    for (std::size_t e = 0; e < f.size(); ++e) f[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d)) + 3.0 * trial;
+    for (std::size_t e = 0; e < g.size(); ++e) g[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d));
+    double expected = 0.0;
+    for (Index i = 0; i < n; ++i) {
+      double fn = 0.0;
+      for (int c = 0; c < d; ++c) fn += f[i * d + c] * f[i * d + c];
+      for (Index j = 0; j < k; ++j) {
+        double gn = 0.0;
+        for (int c = 0; c < d; ++c) gn += g[j * d + c] * g[j * d + c];
+        expected = std::max(expected, feature_sq_distance(&f[i * d], fn, &g[j * d], gn, d));
+      }
+    }
+    EXPECT_EQ(feature_cost_scale(f, n, g, k, d), expected) << "trial " << trial;
+  }
+}
+
 // A fused problem given by features solves as the same problem given by the cost matrix built
 // from them: bit for bit on the dense paths (which build that matrix); on the sparse support
 // (which evaluates only its entries, and gives its coarse level the cells' mean cost, computed

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "generate_tissue.h"
 #include "interrupt.h"
 #include "solver_flags.h"
 #include "command.h"
@@ -145,13 +146,15 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 }
 
 int run_generate(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "tissue") return run_generate_tissue(argc - 1, argv + 1);
   cxxopts::Options cli(argv[0],
                        "Generate the spiral (2-D) or swiss roll (3-D) point set of the spiral "
                        "benchmark, with ground-truth angles; a collection of shapes; or a "
                        "correspondence problem on a surface mesh.");
   // clang-format off
   cli.add_options()
-      ("kind", "spiral | swissroll | shapes | mesh", cxxopts::value<std::string>())
+      ("kind", "spiral | swissroll | shapes | mesh (tissue: see gwalign generate tissue --help)",
+       cxxopts::value<std::string>())
       ("n", "number of points", cxxopts::value<Index>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("noise", "standard deviation of the radial noise", cxxopts::value<double>()
@@ -275,8 +278,8 @@ int run_generate(int argc, char** argv) {
 }  // namespace
 
 GW_CLI_COMMAND("generate",
-               "write the spiral / swiss roll benchmark data (points + angles) to HDF5 or h5ad, "
-               "a shape collection, or a mesh correspondence problem",
+               "write synthetic data: spiral / swiss roll (points + angles), a shape collection, "
+               "a mesh correspondence problem, or tissue sections (h5ad)",
                run_generate);
 
 }  // namespace gw::cli

@@ -1,0 +1,120 @@
+#include "slices_io.h"
+
+#include <cmath>
+#include <variant>
+
+#include "core/error.h"
+
+namespace gw::cli {
+
+std::vector<double> read_section_coordinates(const io::H5adReader& file, const std::string& key,
+                                             int* dimension) {
+  const std::vector<std::string> keys = file.obsm_keys();
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    std::string listed;
+    for (const std::string& k : keys) listed += (listed.empty() ? "" : ", ") + k;
+    GW_THROW(ErrorCode::kNotFound, "'" << file.path() << "' has no obsm['" << key
+                                       << "'] (the spot / cell coordinates); obsm keys: "
+                                       << (listed.empty() ? "none" : listed)
+                                       << "; name another with --spatial-key");
+  }
+  io::Array<double> a = file.read_obsm<double>(key);
+  GW_CHECK_CODE(a.rank() == 2, ErrorCode::kBadData,
+                "obsm['" << key << "'] in '" << file.path() << "' is not a matrix of coordinates");
+  *dimension = static_cast<int>(a.cols());
+  for (double v : a.data) {
+    GW_CHECK_CODE(std::isfinite(v), ErrorCode::kBadData,
+                  "obsm['" << key << "'] in '" << file.path() << "' holds a non-finite coordinate");
+  }
+  return std::move(a.data);
+}
+
+spatial::ExpressionBlock read_expression_block(const io::H5adReader& file,
+                                               const std::vector<Index>& columns) {
+  const io::Matrix<float> x = file.read_x<float>();
+  spatial::ExpressionBlock block;
+  block.rows = static_cast<Index>(io::matrix_rows(x));
+  block.genes = static_cast<Index>(columns.size());
+  block.values.assign(static_cast<std::size_t>(block.rows) * block.genes, 0.0f);
+  if (const auto* dense = std::get_if<io::Array<float>>(&x)) {
+    const std::int64_t cols = dense->cols();
+    for (Index i = 0; i < block.rows; ++i)
+      for (Index g = 0; g < block.genes; ++g)
+        block.values[static_cast<std::size_t>(i) * block.genes + g] = dense->data[i * cols + columns[g]];
+    return block;
+  }
+  const auto& csr = std::get<io::CsrArray<float>>(x);
+  std::vector<Index> position(csr.cols, -1);
+  for (Index g = 0; g < block.genes; ++g) position[columns[g]] = g;
+  for (Index i = 0; i < block.rows; ++i) {
+    for (Offset p = csr.indptr[i]; p < csr.indptr[i + 1]; ++p) {
+      const Index g = position[csr.indices[p]];
+      if (g >= 0) block.values[static_cast<std::size_t>(i) * block.genes + g] += csr.data[p];
+    }
+  }
+  return block;
+}
+
+std::vector<TransferKey> parse_transfer_keys(const std::string& list, const std::string& flag) {
+  std::vector<TransferKey> keys;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    TransferKey key;
+    key.text = list.substr(start, end - start);
+    GW_CHECK(!key.text.empty(), flag << " has an empty key in '" << list << "'; give KEY,KEY,...");
+    key.obsm = key.text.rfind("obsm:", 0) == 0;
+    key.name = key.obsm ? key.text.substr(5) : key.text;
+    GW_CHECK(!key.name.empty(), flag << ": '" << key.text << "' names no obsm key");
+    keys.push_back(std::move(key));
+    start = end + 1;
+  }
+  return keys;
+}
+
+void check_transfer_key(const io::H5adReader& file, const TransferKey& key) {
+  if (key.obsm) {
+    const auto keys = file.obsm_keys();
+    GW_CHECK_CODE(std::find(keys.begin(), keys.end(), key.name) != keys.end(), ErrorCode::kNotFound,
+                  "'" << file.path() << "' has no obsm['" << key.name << "'] to transfer");
+    return;
+  }
+  const auto columns = file.obs_columns();
+  if (std::find(columns.begin(), columns.end(), key.name) == columns.end()) {
+    std::string listed;
+    for (const std::string& c : columns) listed += (listed.empty() ? "" : ", ") + c;
+    GW_THROW(ErrorCode::kNotFound, "'" << file.path() << "' has no obs column '" << key.name
+                                       << "' to transfer; obs columns: " << (listed.empty() ? "none" : listed));
+  }
+}
+
+Index transfer_key(const io::H5adReader& from, const TransferKey& key, const spatial::PlanView& plan,
+                   const spatial::TransferOptions& options, io::H5adWriter& out) {
+  const std::string target = key.name + "_transferred";
+  if (!key.obsm && from.obs_column_is_categorical(key.name)) {
+    const io::Categorical labels = from.read_obs_categorical(key.name);
+    const spatial::CategoricalTransfer t = spatial::transfer_categorical(
+        plan, labels.codes, static_cast<int>(std::max<std::size_t>(labels.categories.size(), 1)), options);
+    out.put_obs_categorical(target, io::Categorical{labels.categories, t.label, labels.ordered});
+    out.put_obs_column<double>(target + "_confidence", t.confidence);
+    return t.unreached;
+  }
+  io::Array<double> values;
+  if (key.obsm) {
+    values = from.read_obsm<double>(key.name);
+  } else {
+    values.data = from.read_obs_column(key.name);
+    values.shape = {static_cast<std::int64_t>(values.data.size())};
+  }
+  const Index columns = values.rank() == 1 ? 1 : static_cast<Index>(values.cols());
+  const spatial::ContinuousTransfer t = spatial::transfer_continuous(plan, values.data, columns, options);
+  const std::int64_t rows = static_cast<std::int64_t>(t.mass.size());
+  if (key.obsm) {
+    out.put_obsm(target, io::Array<double>{t.values, {rows, columns}});
+  } else {
+    out.put_obs_column<double>(target, t.values);
+  }
+  return t.unreached;
+}
+
+}  // namespace gw::cli

@@ -1,0 +1,44 @@
+// Reading tissue sections for `gwalign slices` and carrying annotations through plans for
+// `gwalign slices --transfer` and `gwalign transfer`: the file-facing half of the spatial module
+// (the algorithms live in spatial/).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/h5ad.h"
+#include "spatial/expression.h"
+#include "spatial/slices.h"
+#include "spatial/transfer.h"
+
+namespace gw::cli {
+
+// The coordinates of `file` at obsm[key] (n x 2). kNotFound "'FILE' has no obsm['KEY'] ..." when
+// missing; kBadData when not n x 2.
+std::vector<double> read_section_coordinates(const io::H5adReader& file, const std::string& key,
+                                             int* dimension);
+
+// X restricted to `columns` (the shared genes) as a dense float block.
+spatial::ExpressionBlock read_expression_block(const io::H5adReader& file,
+                                               const std::vector<Index>& columns);
+
+// A transfer key: "NAME" (an obs column: categorical / strings -> class probabilities, numeric ->
+// barycentric average) or "obsm:NAME" (a matrix, averaged column by column).
+struct TransferKey {
+  std::string text;
+  std::string name;
+  bool obsm = false;
+};
+// Parses "a,b,obsm:c". kInvalidArgument naming `flag` on an empty key.
+std::vector<TransferKey> parse_transfer_keys(const std::string& list, const std::string& flag);
+// kNotFound naming the file and the key when `key` is not in `file`.
+void check_transfer_key(const io::H5adReader& file, const TransferKey& key);
+
+// Carries `key` from `from` through the plan (direction as in options) and puts the result into
+// `out` (the receiving file's writer): obs KEY_transferred (categorical, same categories) and
+// KEY_transferred_confidence, or obs / obsm KEY_transferred (averages, NaN where unreached).
+// Returns the number of receiving cells the plan does not reach.
+Index transfer_key(const io::H5adReader& from, const TransferKey& key, const spatial::PlanView& plan,
+                   const spatial::TransferOptions& options, io::H5adWriter& out);
+
+}  // namespace gw::cli
