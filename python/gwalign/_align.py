@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import numpy as np
+import scipy.sparse as sp
 
 from . import _core
 from ._progress import make_progress
@@ -284,9 +285,14 @@ def _read_rep(adata, rep, role, as_distances):
 
 
 def _default_rep(adata, role):
+    # The CLI's rule (gwalign align without --source-rep): the only obsm entry; with none, the only
+    # obsp entry when it is a sparse (CSR) graph.
     keys = list(adata.obsm.keys())
     if len(keys) == 1:
         return "obsm:" + keys[0]
+    graphs = list(adata.obsp.keys())
+    if not keys and len(graphs) == 1 and sp.issparse(adata.obsp[graphs[0]]):
+        return "obsp:" + graphs[0]
     raise ValueError("AnnData has %s; pick the %s geometry with rep= (e.g. obsm:X_pca, "
                      "obsp:distances or X)" % (
                          "no obsm entry" if not keys else "several obsm entries (%s)"
@@ -302,7 +308,8 @@ def align_anndata(adata_src, adata_tgt, rep="obsm:X_pca", *, source_rep=None, ta
     obsm[key_added + "_match"] (int32 matched target row of each cell) and uns[key_added] (the
     report's scalars and report_json), exactly what `gwalign align --write-into-source` writes.
     rep / source_rep / target_rep: X, obsm:KEY, layers:KEY (points) or obsp:KEY (a graph, or a
-    distance matrix with as_distances=True); rep=None picks the only obsm entry.
+    distance matrix with as_distances=True); rep=None picks the only obsm entry, or with no
+    obsm entry the only obsp entry when it is a sparse graph (as `gwalign align` does).
     source_weights / target_weights: obs column names (or arrays) of the marginals.
     truth: an obs column present in both (default "angle" when both have it) -> abs_rho.
     copy=True leaves adata_src untouched and returns an annotated copy; otherwise returns the

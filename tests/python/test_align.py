@@ -68,6 +68,27 @@ def test_align_graphs_equals_cli_on_obsp_graphs(cli, tmp_path):
     assert r.report["source_geometry"] == report["source_geometry"]
 
 
+def test_align_anndata_default_geometry_is_the_only_obsp_graph_as_in_the_cli(cli, tmp_path):
+    # No obsm entry and one CSR graph in obsp: both front ends take that graph without flags.
+    import anndata as ad
+    xs, xt, _, _ = spiral_pair()
+    adatas = []
+    for name, x in (("s", xs), ("t", xt)):
+        g = gwalign.knn_graph(x, 5)
+        a = ad.AnnData(X=np.zeros((g.shape[0], 1), dtype=np.float32))
+        a.obsp["mesh"] = g
+        a.write_h5ad(tmp_path / (name + ".h5ad"))
+        adatas.append(a)
+    plan, matching, _ = cli_run(cli, tmp_path, tmp_path / "s.h5ad", tmp_path / "t.h5ad",
+                                points=False)
+    r = gwalign.align_anndata(adatas[0], adatas[1], rep=None, copy=False, progress=False,
+                              **GIVEN_GEOMETRY_FLAGS)
+    np.testing.assert_array_equal(r.matching, matching)
+    a = ad.AnnData(X=np.zeros((3, 1), dtype=np.float32))
+    with pytest.raises(ValueError, match="no obsm entry"):
+        gwalign.align_anndata(a, a, rep=None)
+
+
 def test_align_distance_matrices_equals_cli_as_distances(cli, tmp_path):
     import h5py
     xs, xt, _, _ = spiral_pair()
