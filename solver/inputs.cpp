@@ -136,7 +136,8 @@ double feature_cost_scale(std::span<const double> source,
                           Index n,
                           std::span<const double> target,
                           Index k,
-                          std::int64_t d) {
+                          std::int64_t d,
+                          std::int64_t max_pairs) {
   check_feature_shapes(source, n, target, k, d);
   if (n == 0 || k == 0) return 0.0;
   // The targets are covered by up to kBalls balls (farthest-point centres, each target in its
@@ -220,12 +221,17 @@ double feature_cost_scale(std::span<const double> source,
   const auto may_beat = [margin](double b, double best) { return b * (1.0 + 1e-9) + margin >= best; };
   double best = 0.0;
   constexpr Index kChunk = 64;  // rows scanned in parallel between two stopping tests
+  std::int64_t scanned = 0;     // pairs evaluated so far, counted per chunk
   for (Index start = 0; start < n; start += kChunk) {
     if (!may_beat(bound[start].first, best)) break;
+    // The budget: the rows of highest bound have been scanned; the maximum found among them is
+    // the scale (see the header).
+    if (scanned >= max_pairs) break;
     const Index stop = std::min(n, start + kChunk);
     const double floor = best;
     double chunk_max = 0.0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : chunk_max)
+    std::int64_t chunk_pairs = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : chunk_max) reduction(+ : chunk_pairs)
     for (Index r = start; r < stop; ++r) {
       const Index i = bound[r].second;
       if (!may_beat(bound[r].first, floor)) continue;
@@ -238,10 +244,12 @@ double feature_cost_scale(std::span<const double> source,
         for (Index j : members[b]) {
           row_max = std::max(row_max, feature_sq_distance(f, f_norm, row(target, j), target_norm[j], d));
         }
+        chunk_pairs += static_cast<std::int64_t>(members[b].size());
       }
       chunk_max = std::max(chunk_max, row_max);
     }
     best = std::max(best, chunk_max);
+    scanned += chunk_pairs;
   }
   return best;
 }

@@ -58,12 +58,18 @@ DenseMatrix<double> feature_cost_from_features(std::span<const double> source,
 // the balls whose bound can beat the maximum so far are scanned, each pair evaluated exactly as
 // that function does; the search stops once no remaining row's bound can beat the maximum.
 // O(k d) + 4 n x 128 bytes of memory; O((n + k) 128 d) time plus the scanned pairs (a few rows'
-// worth on real features; O(n k d) in the worst case).
+// worth on well-separated features; O(n k d) in the worst case, which high-dimensional features
+// of 10^5 cells per side reach: the bounds then beat the maximum on most rows). So the scan stops
+// after `max_pairs` pairs (kFeatureScaleMaxPairs: a few seconds on 2 cores): the result is then
+// the largest value over the rows of highest bound that were scanned, a lower bound of the
+// maximum (the cost's entries may then exceed 1 a little), and the exact maximum otherwise.
+inline constexpr std::int64_t kFeatureScaleMaxPairs = std::int64_t{1} << 30;
 double feature_cost_scale(std::span<const double> source,
                           Index n,
                           std::span<const double> target,
                           Index k,
-                          std::int64_t d);
+                          std::int64_t d,
+                          std::int64_t max_pairs = kFeatureScaleMaxPairs);
 
 // One entry of that cost before the division: max(0, |f|^2 + |g|^2 - 2 f . g), the expanded form
 // (as feature_cost_from_features evaluates it), for rows f and g of d values and their squared

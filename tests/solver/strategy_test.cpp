@@ -417,6 +417,25 @@ TEST(FeatureCost, ScaleWithBallPruningEqualsTheMaximumOnLargeGaussianFeatures) {
   }
 }
 
+// Past its pair budget the search returns the largest value among the rows it scanned: never above
+// the exact maximum, and (rows visited by decreasing bound) within a few percent of it on these
+// Gaussian features; a budget that covers every pair gives the exact maximum.
+TEST(FeatureCost, ScaleUnderAPairBudgetIsALowerBoundNearTheMaximum) {
+  Rng rng(42);
+  const Index n = 2000, k = 1800;
+  const int d = 30;
+  std::vector<double> f(static_cast<std::size_t>(n) * d), g(static_cast<std::size_t>(k) * d);
+  for (std::size_t e = 0; e < f.size(); ++e) f[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d));
+  for (std::size_t e = 0; e < g.size(); ++e) g[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d));
+  const double exact = feature_cost_scale(f, n, g, k, d, std::int64_t{n} * k);
+  for (std::int64_t budget : {std::int64_t{1}, std::int64_t{20000}, std::int64_t{200000}}) {
+    const double bounded = feature_cost_scale(f, n, g, k, d, budget);
+    EXPECT_LE(bounded, exact) << budget;
+    EXPECT_GE(bounded, 0.9 * exact) << budget;
+  }
+  EXPECT_EQ(feature_cost_scale(f, n, g, k, d), exact);
+}
+
 // A fused problem given by features solves as the same problem given by the cost matrix built
 // from them: bit for bit on the dense paths (which build that matrix); on the sparse support
 // (which evaluates only its entries, and gives its coarse level the cells' mean cost, computed
