@@ -332,10 +332,11 @@ struct Options {
   // K: candidate targets per source node on the sparse path.
   int support_size = 64;
   // Cells per side on the sparse path (0: automatic, min(n, k) / (support_size / 2) clipped to
-  // [512, 2000], and to min(n, k): a cell then holds about half a row's candidates, and the coarse
-  // problem stays near 2000 x 2000; at least 512 cells, because a coarser level no longer resolves
-  // a shape's left from its right: a 3,000-vertex quadruped mesh came out mirrored with its 95
-  // automatic cells and true with 512, as did the other meshes of bench/peers/real_shapes.py).
+  // [2, 2000]: a cell then holds about half a row's candidates, and the coarse dense problem
+  // stays near 2000 x 2000). On meshes of a few thousand vertices a coarse level of ~100 cells may
+  // not resolve the shape's left from its right (a 3,000-vertex quadruped: mirrored with its 95
+  // cells, true with 512; bench/RESULTS.md, "Real shapes"); a floor of 512 cost the 10,000-node
+  // kNN benchmark its coarse level's time several times over, so it is not the default.
   Index support_cells = 0;
   // Re-grow the sparse support every this many iterations (0: never).
   int support_regrow_every = 5;

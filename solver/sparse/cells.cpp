@@ -12,7 +12,6 @@ namespace gw::detail {
 
 namespace {
 
-constexpr Index kMinAutoCells = 512;
 constexpr Index kMaxAutoCells = 2000;
 
 }  // namespace
@@ -22,7 +21,7 @@ Index resolved_support_cells(Index n, Index k, const Options& options) {
   Index cells = options.support_cells;
   if (cells == 0) {
     cells = smaller / std::max(1, options.support_size / 2);
-    cells = std::clamp<Index>(cells, kMinAutoCells, kMaxAutoCells);
+    cells = std::clamp<Index>(cells, 2, kMaxAutoCells);
   }
   return std::min(cells, smaller);
 }
