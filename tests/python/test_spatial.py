@@ -178,6 +178,24 @@ def test_align_slices_in_place_writes_each_section_and_its_z():
     assert plans[0].shape == (120, 130) and len(reports) == 1
 
 
+def test_align_slices_to_a_reference_with_partial_overlap_moves_that_mass():
+    sections = [_labelled(120, 7), _labelled(130, 8), _labelled(110, 9)]
+    plans, reports = gwalign.spatial.align_slices(sections, overlap=0.6, reference=1, seed=1)
+    assert [(r["fixed"], r["moving"]) for r in reports] == [(1, 0), (1, 2)]
+    assert [p.shape for p in plans] == [(130, 120), (130, 110)]
+    for plan, report in zip(plans, reports):
+        assert report["overlap"] == 0.6
+        assert plan.sum() == pytest.approx(0.6, abs=1e-3)
+        assert report["overlap_mass"] == pytest.approx(plan.sum(), rel=1e-9)
+    np.testing.assert_array_equal(sections[1].obsm["spatial_aligned"][:, :2], sections[1].obsm["spatial"])
+    assert [s.obsm["spatial_aligned"][0, 2] for s in sections] == [0.0, 1.0, 2.0]
+    # Pulling onto the reference's cells: cells the partial plan leaves out get no label.
+    out = gwalign.transfer(sections[1], sections[0], plans[0], ["kind"], direction="pull", copy=True)
+    missing = out.obs["kind"].isna().to_numpy()
+    assert np.array_equal(missing, out.obs["kind_confidence"].to_numpy() == 0.0)
+    assert np.all(out.obsm["kind_probabilities"].to_numpy()[missing] == 0.0)
+
+
 def test_bad_input_raises_one_line_value_errors():
     a, b = _labelled(30, 9), _labelled(30, 10)
     c = b.copy()
