@@ -55,7 +55,9 @@ DenseMatrix<double> dense_matrix(const py::handle& a, const std::string& what) {
 }
 
 // blocks: one float32 n_s x g array per section (counts on the shared genes, in shared order).
-py::tuple expression_features_arrays(const py::list& blocks, const std::string& cost, int dimensions,
+py::tuple expression_features_arrays(const py::list& blocks,
+                                     const std::string& cost,
+                                     int dimensions,
                                      std::uint64_t seed) {
   std::vector<spatial::ExpressionBlock> data;
   for (const py::handle& b : blocks) {
@@ -98,7 +100,8 @@ py::dict pair_dict(spatial::PairAlignment& p) {
     d["plan_dense"] = owned_array(std::vector<double>(r.plan), {r.n, r.k});
   } else {
     const CsrMatrix<double>& csr = r.plan_topk;
-    d["plan_csr"] = py::make_tuple(copy_of(csr.values), copy_of(csr.col_indices), copy_of(csr.row_offsets));
+    d["plan_csr"] =
+        py::make_tuple(copy_of(csr.values), copy_of(csr.col_indices), copy_of(csr.row_offsets));
   }
   d["n"] = r.n;
   d["k"] = r.k;
@@ -124,11 +127,18 @@ py::dict pair_dict(spatial::PairAlignment& p) {
 
 // coordinates / features: one n_s x 2 and one n_s x f array per section (features may be empty
 // lists when fused_weight is 0). overlap: None (balanced), a fraction, or "auto".
-py::tuple align_sections_arrays(const std::vector<std::string>& names, const py::list& coordinates,
-                                const py::list& features, const Options& solver, const py::object& overlap,
-                                int reference, double z_spacing, int refine, bool allow_reflection) {
-  GW_CHECK(names.size() == coordinates.size(), "align_sections: " << names.size() << " names for "
-                                                                  << coordinates.size() << " sections");
+py::tuple align_sections_arrays(const std::vector<std::string>& names,
+                                const py::list& coordinates,
+                                const py::list& features,
+                                const Options& solver,
+                                const py::object& overlap,
+                                int reference,
+                                double z_spacing,
+                                int refine,
+                                bool allow_reflection) {
+  GW_CHECK(
+      names.size() == coordinates.size(),
+      "align_sections: " << names.size() << " names for " << coordinates.size() << " sections");
   std::vector<spatial::SectionData> sections(names.size());
   for (std::size_t s = 0; s < names.size(); ++s) {
     sections[s].name = names[s];
@@ -136,13 +146,15 @@ py::tuple align_sections_arrays(const std::vector<std::string>& names, const py:
     sections[s].n = xy.rows;
     sections[s].dimension = static_cast<int>(xy.cols);
     sections[s].coordinates = std::move(xy.values);
-    if (s < features.size()) sections[s].features = dense_matrix(features[s], "features of '" + names[s] + "'");
+    if (s < features.size())
+      sections[s].features = dense_matrix(features[s], "features of '" + names[s] + "'");
   }
   spatial::SlicesOptions options;
   options.solver = solver;
   if (py::isinstance<py::str>(overlap)) {
     const std::string text = overlap.cast<std::string>();
-    GW_CHECK(text == "auto", "overlap must be a fraction in (0, 1], 'auto' or None, got '" << text << "'");
+    GW_CHECK(text == "auto",
+             "overlap must be a fraction in (0, 1], 'auto' or None, got '" << text << "'");
     options.estimate_overlap = true;
   } else if (!overlap.is_none()) {
     options.overlap = overlap.cast<double>();
@@ -174,10 +186,14 @@ struct PlanArrays {
   spatial::PlanView view;
 
   PlanArrays(const py::handle& d, const py::handle& i, const py::handle& p, Index n, Index k)
-      : data(c_array<double>(d)), indices(c_array<Index>(i)), indptr(c_array<Offset>(p)),
+      : data(c_array<double>(d)),
+        indices(c_array<Index>(i)),
+        indptr(c_array<Offset>(p)),
         view(spatial::PlanView::csr({indptr.data(), static_cast<std::size_t>(indptr.size())},
                                     {indices.data(), static_cast<std::size_t>(indices.size())},
-                                    {data.data(), static_cast<std::size_t>(data.size())}, n, k)) {}
+                                    {data.data(), static_cast<std::size_t>(data.size())},
+                                    n,
+                                    k)) {}
 };
 
 spatial::TransferOptions transfer_options(const std::string& direction) {
@@ -186,8 +202,13 @@ spatial::TransferOptions transfer_options(const std::string& direction) {
   return o;
 }
 
-py::tuple transfer_categorical_arrays(const py::handle& data, const py::handle& indices, const py::handle& indptr,
-                                      Index n, Index k, const py::handle& codes, int num_classes,
+py::tuple transfer_categorical_arrays(const py::handle& data,
+                                      const py::handle& indices,
+                                      const py::handle& indptr,
+                                      Index n,
+                                      Index k,
+                                      const py::handle& codes,
+                                      int num_classes,
                                       const std::string& direction) {
   const PlanArrays plan(data, indices, indptr, n, k);
   const CArray<std::int32_t> c = c_array<std::int32_t>(codes);
@@ -195,17 +216,24 @@ py::tuple transfer_categorical_arrays(const py::handle& data, const py::handle& 
   spatial::CategoricalTransfer t;
   {
     py::gil_scoped_release release;
-    t = spatial::transfer_categorical(plan.view, {c.data(), static_cast<std::size_t>(c.size())}, num_classes,
-                                      options);
+    t = spatial::transfer_categorical(
+        plan.view, {c.data(), static_cast<std::size_t>(c.size())}, num_classes, options);
   }
   const py::ssize_t m = static_cast<py::ssize_t>(t.label.size());
   return py::make_tuple(owned_array(std::move(t.probabilities), {m, num_classes}),
-                        owned_array(std::move(t.label), {m}), owned_array(std::move(t.confidence), {m}),
-                        owned_array(std::move(t.mass), {m}), t.unreached);
+                        owned_array(std::move(t.label), {m}),
+                        owned_array(std::move(t.confidence), {m}),
+                        owned_array(std::move(t.mass), {m}),
+                        t.unreached);
 }
 
-py::tuple transfer_continuous_arrays(const py::handle& data, const py::handle& indices, const py::handle& indptr,
-                                     Index n, Index k, const py::handle& values, const std::string& direction) {
+py::tuple transfer_continuous_arrays(const py::handle& data,
+                                     const py::handle& indices,
+                                     const py::handle& indptr,
+                                     Index n,
+                                     Index k,
+                                     const py::handle& values,
+                                     const std::string& direction) {
   const PlanArrays plan(data, indices, indptr, n, k);
   const CArray<double> v = c_array<double>(values);
   GW_CHECK(v.ndim() == 2, "transfer: values must be senders x columns");
@@ -213,12 +241,15 @@ py::tuple transfer_continuous_arrays(const py::handle& data, const py::handle& i
   spatial::ContinuousTransfer t;
   {
     py::gil_scoped_release release;
-    t = spatial::transfer_continuous(plan.view, {v.data(), static_cast<std::size_t>(v.size())},
-                                     static_cast<Index>(v.shape(1)), options);
+    t = spatial::transfer_continuous(plan.view,
+                                     {v.data(), static_cast<std::size_t>(v.size())},
+                                     static_cast<Index>(v.shape(1)),
+                                     options);
   }
   const py::ssize_t m = static_cast<py::ssize_t>(t.mass.size());
   const py::ssize_t cols = t.columns;
-  return py::make_tuple(owned_array(std::move(t.values), {m, cols}), owned_array(std::move(t.mass), {m}),
+  return py::make_tuple(owned_array(std::move(t.values), {m, cols}),
+                        owned_array(std::move(t.mass), {m}),
                         t.unreached);
 }
 
@@ -229,16 +260,42 @@ void bind_spatial(py::module_& m) {
     spatial::SharedGenes s = spatial::shared_genes(var_names);
     return py::make_tuple(s.names, s.columns);
   });
-  m.def("spatial_expression_features", &expression_features_arrays, py::arg("blocks"), py::arg("cost"),
-        py::arg("dimensions"), py::arg("seed"));
-  m.def("spatial_align_sections", &align_sections_arrays, py::arg("names"), py::arg("coordinates"),
-        py::arg("features"), py::arg("options"), py::arg("overlap"), py::arg("reference"), py::arg("z_spacing"),
-        py::arg("refine"), py::arg("allow_reflection"));
-  m.def("spatial_transfer_categorical", &transfer_categorical_arrays, py::arg("data"), py::arg("indices"),
-        py::arg("indptr"), py::arg("n"), py::arg("k"), py::arg("codes"), py::arg("num_classes"),
+  m.def("spatial_expression_features",
+        &expression_features_arrays,
+        py::arg("blocks"),
+        py::arg("cost"),
+        py::arg("dimensions"),
+        py::arg("seed"));
+  m.def("spatial_align_sections",
+        &align_sections_arrays,
+        py::arg("names"),
+        py::arg("coordinates"),
+        py::arg("features"),
+        py::arg("options"),
+        py::arg("overlap"),
+        py::arg("reference"),
+        py::arg("z_spacing"),
+        py::arg("refine"),
+        py::arg("allow_reflection"));
+  m.def("spatial_transfer_categorical",
+        &transfer_categorical_arrays,
+        py::arg("data"),
+        py::arg("indices"),
+        py::arg("indptr"),
+        py::arg("n"),
+        py::arg("k"),
+        py::arg("codes"),
+        py::arg("num_classes"),
         py::arg("direction"));
-  m.def("spatial_transfer_continuous", &transfer_continuous_arrays, py::arg("data"), py::arg("indices"),
-        py::arg("indptr"), py::arg("n"), py::arg("k"), py::arg("values"), py::arg("direction"));
+  m.def("spatial_transfer_continuous",
+        &transfer_continuous_arrays,
+        py::arg("data"),
+        py::arg("indices"),
+        py::arg("indptr"),
+        py::arg("n"),
+        py::arg("k"),
+        py::arg("values"),
+        py::arg("direction"));
 }
 
 }  // namespace gw::python
