@@ -6,6 +6,8 @@
     gwalign.align_anndata(adata_a, adata_b, rep="obsm:X_pca")   # obsm["gw_plan"], uns["gw"], ...
     print(gwalign.explain(points_a, points_b, knn=5))           # how align would solve it, why
     gwalign.joint_embedding({"a": X, "b": Y}, {("a", "b"): result.plan}, anchor="b")
+    plans, reports = gwalign.spatial.align_slices([section_a, section_b])  # obsm["spatial_aligned"]
+    gwalign.transfer(section_a, section_b, plans[0], keys=["cell_type"])   # obs, obsm, uns
 
 Drop-in entry points: gwalign.gromov (POT 0.8's GW functions), gwalign.torchgw (the reference
 sampled-GW package's sampled_gw / build_knn_graph). Graph-cell kernels: gwalign.cellgraph.
@@ -23,6 +25,8 @@ try:
     from ._align import (Options, Result, Strategy, align, align_anndata, explain, gw_loss,
                          knn_graph, make_options, option_names, options_dict)
     from ._embedding import joint_embedding
+    from . import spatial
+    from .spatial import transfer
 except ModuleNotFoundError as _error:
     if _error.name not in ("numpy", "scipy"):
         raise
@@ -37,7 +41,7 @@ has_cuda = _core.has_cuda
 __all__ = ["Options", "Progress", "Result", "Strategy", "align", "align_anndata", "explain",
            "gw_loss", "knn_graph",
            "make_options", "option_names", "options_dict", "__version__", "has_cuda",
-           "joint_embedding"]
+           "joint_embedding", "spatial", "transfer"]
 
 
 def __getattr__(name):

@@ -788,6 +788,7 @@ void register_errors(py::module_& m) {
 
 void bind_cellgraph(py::module_& parent);  // cellgraph.cpp
 void bind_embedding(py::module_& m);       // embedding.cpp
+void bind_spatial(py::module_& m);         // spatial.cpp
 
 }  // namespace gw::python
 
@@ -801,6 +802,7 @@ PYBIND11_MODULE(_core, m) {
   bind_results(m);
   bind_cellgraph(m);
   bind_embedding(m);
+  bind_spatial(m);
   m.def("side_points", &side_points, py::arg("points"), py::arg("what"));
   m.def("side_graph",
         &side_graph,
