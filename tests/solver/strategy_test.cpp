@@ -370,6 +370,22 @@ std::vector<double> random_features(Rng& rng, Index n, int d, bool outliers) {
   return f;
 }
 
+// The oracle of feature_cost_scale: every pair, the same expanded form, plain loops.
+double max_pair_cost(const std::vector<double>& f, Index n, const std::vector<double>& g, Index k,
+                     int d) {
+  double expected = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    double fn = 0.0;
+    for (int c = 0; c < d; ++c) fn += f[i * d + c] * f[i * d + c];
+    for (Index j = 0; j < k; ++j) {
+      double gn = 0.0;
+      for (int c = 0; c < d; ++c) gn += g[j * d + c] * g[j * d + c];
+      expected = std::max(expected, feature_sq_distance(&f[i * d], fn, &g[j * d], gn, d));
+    }
+  }
+  return expected;
+}
+
 TEST(FeatureCost, ScaleEqualsTheMaximumOfTheDenseCostExactly) {
   Rng rng(40);
   for (int trial = 0; trial < 30; ++trial) {
@@ -378,18 +394,7 @@ TEST(FeatureCost, ScaleEqualsTheMaximumOfTheDenseCostExactly) {
     const int d = 1 + static_cast<int>(rng.uniform() * 12);
     const std::vector<double> f = random_features(rng, n, d, trial % 2 == 0);
     const std::vector<double> g = random_features(rng, k, d, trial % 3 == 0);
-    // The oracle: every pair, the same expanded form, plain loops.
-    double expected = 0.0;
-    for (Index i = 0; i < n; ++i) {
-      double fn = 0.0;
-      for (int c = 0; c < d; ++c) fn += f[i * d + c] * f[i * d + c];
-      for (Index j = 0; j < k; ++j) {
-        double gn = 0.0;
-        for (int c = 0; c < d; ++c) gn += g[j * d + c] * g[j * d + c];
-        expected = std::max(expected, feature_sq_distance(&f[i * d], fn, &g[j * d], gn, d));
-      }
-    }
-    EXPECT_EQ(feature_cost_scale(f, n, g, k, d), expected) << "trial " << trial;
+    EXPECT_EQ(feature_cost_scale(f, n, g, k, d), max_pair_cost(f, n, g, k, d)) << "trial " << trial;
   }
 }
 
@@ -403,17 +408,7 @@ TEST(FeatureCost, ScaleWithBallPruningEqualsTheMaximumOnLargeGaussianFeatures) {
     std::vector<double> f(static_cast<std::size_t>(n) * d), g(static_cast<std::size_t>(k) * d);
     for (std::size_t e = 0; e < f.size(); ++e) f[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d)) + 3.0 * trial;
     for (std::size_t e = 0; e < g.size(); ++e) g[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d));
-    double expected = 0.0;
-    for (Index i = 0; i < n; ++i) {
-      double fn = 0.0;
-      for (int c = 0; c < d; ++c) fn += f[i * d + c] * f[i * d + c];
-      for (Index j = 0; j < k; ++j) {
-        double gn = 0.0;
-        for (int c = 0; c < d; ++c) gn += g[j * d + c] * g[j * d + c];
-        expected = std::max(expected, feature_sq_distance(&f[i * d], fn, &g[j * d], gn, d));
-      }
-    }
-    EXPECT_EQ(feature_cost_scale(f, n, g, k, d), expected) << "trial " << trial;
+    EXPECT_EQ(feature_cost_scale(f, n, g, k, d), max_pair_cost(f, n, g, k, d)) << "trial " << trial;
   }
 }
 
@@ -427,7 +422,8 @@ TEST(FeatureCost, ScaleUnderAPairBudgetIsALowerBoundNearTheMaximum) {
   std::vector<double> f(static_cast<std::size_t>(n) * d), g(static_cast<std::size_t>(k) * d);
   for (std::size_t e = 0; e < f.size(); ++e) f[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d));
   for (std::size_t e = 0; e < g.size(); ++e) g[e] = rng.normal() * 4.0 / (1 + static_cast<int>(e % d));
-  const double exact = feature_cost_scale(f, n, g, k, d, std::int64_t{n} * k);
+  const double exact = max_pair_cost(f, n, g, k, d);
+  EXPECT_EQ(feature_cost_scale(f, n, g, k, d, std::int64_t{n} * k), exact);
   for (std::int64_t budget : {std::int64_t{1}, std::int64_t{20000}, std::int64_t{200000}}) {
     const double bounded = feature_cost_scale(f, n, g, k, d, budget);
     EXPECT_LE(bounded, exact) << budget;
