@@ -82,6 +82,10 @@ Options default_pair_options() {
   // A pairwise matrix is read by its ranking, which a rare mirrored optimum barely moves, and it
   // multiplies every per-pair second by N^2 / 2.
   options.starts.set_default(1);
+  // For the same reason no orientation check after it (Options::orientation_starts): on the
+  // 40-shape collection of `gwalign generate shapes --classes 5 --per-class 8 --seed 0` it cost
+  // 32-39% more CPU time (one thread: 5.93-6.07 s vs 4.26-4.60 s for 780 pairs).
+  options.orientation_starts.set_default(false);
   // The start's Sinkhorns stop at 10 iterations instead of 30 (the profile plan's and each
   // mirror-descent basin step's): conditional gradient refines the plan anyway. On the 40- and
   // 36-space collections of bench/RESULTS.md (issue 14) this took 9-10% off the run, with mean

@@ -420,12 +420,15 @@ struct Options {
   // spectral_starts_impl.h). Both sides are embedded by classical MDS; the maps between the
   // embeddings under each reflection of their axes are scored by their objective, and the best one
   // ("spectral") and the best one of the other handedness ("spectral-reflected") are candidates.
-  // A candidate runs to the end as one more start unless the kept plan already agrees with its
-  // map (half its mass or more matched within 5% of the target's diameter of where the map sends
-  // it) or its map's objective is over 1.5x the other candidate's; both are listed in
-  // Result::starts either way (a skipped one with its reason). Why: a near-symmetric shape's
-  // mirrored optimum has a few times the true one's loss, and the other starts do not know left
-  // from right. Not with a given initial plan nor with exact_method mirror.
+  // Where their maps' objectives are within 1.25x the handedness is unclear and neither runs;
+  // otherwise the worse handedness is skipped and "spectral" is skipped too if the kept plan
+  // already agrees with its map (half its mass or more matched within 5% of the target's diameter
+  // of where the map sends it), else it runs its probe iterations and then on to the end when it
+  // is below the kept plan's objective, or still disagrees with the kept plan and is within 1.5x
+  // of it. Both are listed in Result::starts either way (with the reason one was skipped or
+  // stopped). Why: a near-symmetric shape's mirrored optimum has a few times the true one's loss,
+  // and the other starts do not know left from right. Not with a given initial plan nor with
+  // exact_method mirror; off by default in `gwalign pairwise` (pairwise/pair_solve.cpp).
   Setting<bool> orientation_starts = true;
   Setting<int> starts = 3;
   Setting<double> start_time_budget = 1.0;

@@ -223,9 +223,9 @@ struct StartsRun {
 // target's diameter of where the map sends it), else it runs its probe iterations
 // (start_probe_iterations, as the ordinary starts do) and continues to the end unless its plan
 // then agrees with the kept one (the same basin reached another way) or its objective is over
-// kOrientationProbeMargin times the kept plan's final one (it always continues when already
-// below it) (a mirrored basin's loss is a few
-// times the true one's, and a step or two shows it). The lowest objective is kept; both
+// kOrientationProbeMargin times the kept plan's final one (a mirrored basin's loss is a few times
+// the true one's, and a step or two shows it); it always continues when already below the kept
+// plan's objective. The lowest objective is kept; both
 // candidates are listed in Result::starts (a skipped one with its reason and NaN losses, a
 // stopped one with its probe's loss and the reason).
 constexpr double kOrientationProbeMargin = 1.5;

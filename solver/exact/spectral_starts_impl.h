@@ -206,8 +206,7 @@ class SpectralStarts {
     x_ = embed(gw_.dx(), 1, x_values_);
     y_ = embed(gw_.dy(), 2, y_values_);
     const Index n = pb_.n, k = pb_.k;
-    all_ = patterns();
-    const std::vector<Pattern>& all = all_;
+    const std::vector<Pattern> all = patterns();
     std::vector<double> objective(all.size());
     std::vector<std::vector<Index>> maps(all.size());
     for (std::size_t c = 0; c < all.size(); ++c) {
@@ -255,7 +254,6 @@ class SpectralStarts {
   Mat<double> x_, y_;          // n x kDims and k x kDims embeddings, largest axis first
   Eigen::Vector<double, kDims> x_values_, y_values_;  // their eigenvalues
   std::vector<Index> rows_;  // the source rows of map_loss
-  std::vector<Pattern> all_;       // every pattern considered
   std::vector<Pattern> patterns_;  // the best pattern, then the best of the other handedness
   std::vector<double> objectives_;  // their maps' objectives
   std::vector<std::vector<Index>> maps_;  // their nearest-neighbour maps (n entries each)
