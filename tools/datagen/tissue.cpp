@@ -108,6 +108,46 @@ int domain_of(const TissueOptions& o, const Model& m, double x, double y, double
   return domain;
 }
 
+// One cell at (x, y, z): its domain, a cell type from the domain's proportions and its counts
+// (library size `library`), appended to `sec`'s domain, cell_type and CSR rows.
+void draw_cell(const TissueOptions& o, const Model& m, Rng& rng, double library, double x, double y, double z,
+               TissueSection& sec) {
+  const int dom = domain_of(o, m, x, y, z);
+  sec.domain.push_back(dom);
+  const double u = rng.uniform();
+  const double* cdf = &m.domain_type_cdf[static_cast<std::size_t>(dom) * o.cell_types];
+  int type = 0;
+  while (type + 1 < o.cell_types && u > cdf[type]) ++type;
+  sec.cell_type.push_back(type);
+  const double size_factor = std::exp(0.3 * rng.normal());
+  const double* profile = &m.profile[static_cast<std::size_t>(type) * o.genes];
+  for (int g = 0; g < o.genes; ++g) {
+    const double mean = library * size_factor * profile[g];
+    const std::int64_t count = poisson_sample(rng, gamma_sample(rng, o.dispersion, mean / o.dispersion));
+    if (count == 0 || rng.uniform() < o.dropout) continue;
+    sec.genes.push_back(g);
+    sec.counts.push_back(static_cast<float>(count));
+  }
+}
+
+// The dissociated atlas: cells drawn uniformly from the whole tissue volume (no section, no
+// observed coordinates), sequenced at atlas_library_size.
+TissueSection draw_atlas(const TissueOptions& o, const Model& m) {
+  Rng rng(o.seed, /*stream=*/2);
+  TissueSection atlas;
+  atlas.n = o.atlas_cells;
+  atlas.row_offsets.push_back(0);
+  for (Index i = 0; i < atlas.n; ++i) {
+    const double x = o.width * rng.uniform();
+    const double y = o.height * rng.uniform();
+    const double z = o.depth * rng.uniform();
+    atlas.truth.insert(atlas.truth.end(), {x, y, z});
+    draw_cell(o, m, rng, o.atlas_library_size, x, y, z, atlas);
+    atlas.row_offsets.push_back(static_cast<std::int64_t>(atlas.genes.size()));
+  }
+  return atlas;
+}
+
 TissueSection cut_section(const TissueOptions& o, const Model& m, int s) {
   Rng rng(o.seed, /*stream=*/100 + static_cast<std::uint64_t>(s));
   TissueSection sec;
@@ -132,22 +172,7 @@ TissueSection cut_section(const TissueOptions& o, const Model& m, int s) {
     const double dx = x - sec.centre[0], dy = y - sec.centre[1];
     sec.observed.push_back(c * dx - sn * dy + sec.centre[0] + sec.translation[0]);
     sec.observed.push_back(sn * dx + c * dy + sec.centre[1] + sec.translation[1]);
-    const int dom = domain_of(o, m, x, y, sec.z);
-    sec.domain.push_back(dom);
-    const double u = rng.uniform();
-    const double* cdf = &m.domain_type_cdf[static_cast<std::size_t>(dom) * o.cell_types];
-    int type = 0;
-    while (type + 1 < o.cell_types && u > cdf[type]) ++type;
-    sec.cell_type.push_back(type);
-    const double size_factor = std::exp(0.3 * rng.normal());
-    const double* profile = &m.profile[static_cast<std::size_t>(type) * o.genes];
-    for (int g = 0; g < o.genes; ++g) {
-      const double mean = o.library_size * size_factor * profile[g];
-      const std::int64_t count = poisson_sample(rng, gamma_sample(rng, o.dispersion, mean / o.dispersion));
-      if (count == 0 || rng.uniform() < o.dropout) continue;
-      sec.genes.push_back(g);
-      sec.counts.push_back(static_cast<float>(count));
-    }
+    draw_cell(o, m, rng, o.library_size, x, y, sec.z, sec);
     sec.row_offsets.push_back(static_cast<std::int64_t>(sec.genes.size()));
   }
   return sec;
@@ -167,6 +192,8 @@ Tissue generate_tissue(const TissueOptions& o) {
   GW_CHECK(o.dropout >= 0.0 && o.dropout < 1.0, "tissue: dropout must be in [0, 1), got " << o.dropout);
   GW_CHECK(o.density_jitter >= 0.0 && o.density_jitter < 1.0,
            "tissue: density jitter must be in [0, 1), got " << o.density_jitter);
+  GW_CHECK(o.atlas_cells >= 0, "tissue: atlas cells must be >= 0, got " << o.atlas_cells);
+  GW_CHECK(o.atlas_library_size > 0.0, "tissue: atlas library size must be > 0, got " << o.atlas_library_size);
   GW_CHECK(o.dispersion > 0.0, "tissue: dispersion must be > 0, got " << o.dispersion);
   const Model model = build_model(o);
   Tissue tissue;
@@ -174,6 +201,7 @@ Tissue generate_tissue(const TissueOptions& o) {
   for (int t = 0; t < o.cell_types; ++t) tissue.cell_type_names.push_back("type" + std::to_string(t));
   for (int d = 0; d < o.domains; ++d) tissue.domain_names.push_back("layer" + std::to_string(d + 1));
   for (int s = 0; s < o.sections; ++s) tissue.sections.push_back(cut_section(o, model, s));
+  if (o.atlas_cells > 0) tissue.atlas = draw_atlas(o, model);
   return tissue;
 }
 

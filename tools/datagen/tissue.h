@@ -26,8 +26,9 @@
 // window's centre and a translation of up to max_translation in each coordinate. The ground truth
 // is kept: each cell's 3-D position, domain and cell type, and each section's motion.
 //
-// Reproducibility: gw::Rng (seed, stream 100 + s for section s, stream 1 for the tissue); same
-// options, the same sections on a given platform (normal() is reproducible per platform).
+// Reproducibility: gw::Rng (seed, stream 100 + s for section s, stream 1 for the tissue, stream 2
+// for the atlas); same options, the same sections on a given platform (normal() is reproducible
+// per platform).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,11 @@ struct TissueOptions {
   double library_size = 1000.0;
   double dispersion = 2.0;
   double dropout = 0.1;
+  // A dissociated single-cell atlas beside the sections (0: none): atlas_cells cells drawn
+  // uniformly from the whole volume, the same types, domains and count model, at library size
+  // atlas_library_size (a deeper platform than the sections', as scRNA-seq usually is).
+  Index atlas_cells = 0;
+  double atlas_library_size = 3000.0;
   std::uint64_t seed = 0;
 };
 
@@ -79,6 +85,9 @@ struct TissueSection {
 
 struct Tissue {
   std::vector<TissueSection> sections;
+  // The atlas (options.atlas_cells > 0): observed is empty, truth holds each cell's 3-D origin,
+  // angle / translation / centre / z are zero.
+  TissueSection atlas;
   std::vector<std::string> gene_names;       // "gene0", ...
   std::vector<std::string> cell_type_names;  // "type0", ...
   std::vector<std::string> domain_names;     // "layer1" (bottom), ...
@@ -86,7 +95,8 @@ struct Tissue {
 
 // kInvalidArgument (naming the field) on options out of range: sections >= 1, cells >= 10,
 // genes >= 10, cell_types >= 2, domains >= 1, window_width in (0, 1], overlap in (0, 1],
-// dropout in [0, 1), density_jitter in [0, 1), dispersion > 0.
+// dropout in [0, 1), density_jitter in [0, 1), dispersion > 0, atlas_cells >= 0,
+// atlas_library_size > 0.
 Tissue generate_tissue(const TissueOptions& options);
 
 }  // namespace gw::datagen

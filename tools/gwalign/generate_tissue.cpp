@@ -28,6 +28,10 @@ Writes DIR/section_0.h5ad ... DIR/section_<N-1>.h5ad (all or none). Each holds
   obs['domain']         the layer (categorical layer1 .. layerD, from the bottom)
   obs['celltype']       the cell type (categorical type0 .. typeT-1)
   uns['generator']      kind, seed, section, angle (radians), translation, centre, z, options
+With --atlas N also DIR/atlas.h5ad: a dissociated single-cell atlas of N cells drawn from the whole
+tissue volume (the same genes, types and count model, library size --atlas-library-size), with X,
+obs['celltype'], obs['domain'] and obsm['spatial_true'] (each cell's origin, for scoring only) but no
+obsm['spatial']: the input of `gwalign map`.
 The model (curved layer boundaries, per-domain type proportions, negative binomial counts with
 dropout, sliding windows with partial overlap and density differences) is described in
 tools/datagen/tissue.h.
@@ -35,6 +39,7 @@ tools/datagen/tissue.h.
 Examples:
   gwalign generate tissue --sections 2 --n 4000 --seed 0 --out-dir tissue/
   gwalign generate tissue --sections 5 --overlap 0.7 --n 3000 --out-dir stack/
+  gwalign generate tissue --sections 1 --n 3000 --atlas 5000 --out-dir mapping/
 )";
 
 void write_section(const datagen::Tissue& tissue, const datagen::TissueOptions& o, int s,
@@ -73,6 +78,32 @@ void write_section(const datagen::Tissue& tissue, const datagen::TissueOptions& 
   outputs.add(path, [&out] { out.commit(); });
 }
 
+void write_atlas(const datagen::Tissue& tissue, const datagen::TissueOptions& o, const std::string& path,
+                 OutputSet& outputs, std::vector<io::H5adWriter>& writers) {
+  const datagen::TissueSection& atlas = tissue.atlas;
+  std::vector<std::string> names;
+  names.reserve(atlas.n);
+  for (Index i = 0; i < atlas.n; ++i) names.push_back("atlas" + std::to_string(i));
+  writers.push_back(io::H5adWriter::create(path, atlas.n, o.genes, std::move(names), tissue.gene_names));
+  io::H5adWriter& out = writers.back();
+  io::CsrArray<float> x;
+  x.rows = atlas.n;
+  x.cols = o.genes;
+  x.indptr.assign(atlas.row_offsets.begin(), atlas.row_offsets.end());
+  x.indices.assign(atlas.genes.begin(), atlas.genes.end());
+  x.data = atlas.counts;
+  out.set_x(x);
+  out.put_obsm("spatial_true", io::Array<double>{atlas.truth, {atlas.n, 3}});
+  out.put_obs_categorical("domain", io::Categorical{tissue.domain_names, atlas.domain, true});
+  out.put_obs_categorical("celltype", io::Categorical{tissue.cell_type_names, atlas.cell_type, false});
+  out.put_uns("generator/kind", "tissue-atlas");
+  out.put_uns("generator/version", GW_VERSION_STRING);
+  out.put_uns("generator/seed", static_cast<std::int64_t>(o.seed));
+  out.put_uns("generator/library_size", o.atlas_library_size);
+  out.put_uns("generator/dropout", o.dropout);
+  outputs.add(path, [&out] { out.commit(); });
+}
+
 }  // namespace
 
 int run_generate_tissue(int argc, char** argv) {
@@ -92,6 +123,8 @@ int run_generate_tissue(int argc, char** argv) {
       ("density-jitter", "cell density varies by up to this fraction", cxxopts::value<double>()->default_value("0.1"))
       ("max-rotation", "largest rotation, degrees", cxxopts::value<double>()->default_value("180"))
       ("max-translation", "largest shift per coordinate", cxxopts::value<double>()->default_value("500"))
+      ("atlas", "also write a dissociated atlas of this many cells (atlas.h5ad)", cxxopts::value<Index>()->default_value("0"))
+      ("atlas-library-size", "the atlas's mean counts per cell", cxxopts::value<double>()->default_value("3000"))
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("out-dir", "output directory (created if missing)", cxxopts::value<std::string>())
       ("h,help", "print this help");
@@ -117,6 +150,10 @@ int run_generate_tissue(int argc, char** argv) {
   d.max_rotation = flags["max-rotation"].as<double>() * 3.14159265358979323846 / 180.0;
   d.max_translation = flags["max-translation"].as<double>();
   d.seed = flags["seed"].as<std::uint64_t>();
+  d.atlas_cells = flags["atlas"].as<Index>();
+  d.atlas_library_size = flags["atlas-library-size"].as<double>();
+  GW_CHECK(!flags.count("atlas-library-size") || d.atlas_cells > 0,
+           "--atlas-library-size applies to the atlas; give --atlas N too");
   GW_CHECK(d.seed <= static_cast<std::uint64_t>(INT64_MAX), "--seed must fit in int64");
   const std::string dir = flags["out-dir"].as<std::string>();
   std::error_code ec;
@@ -128,16 +165,19 @@ int run_generate_tissue(int argc, char** argv) {
   const InterruptScope interrupts;
   OutputSet outputs;
   std::vector<io::H5adWriter> writers;
-  writers.reserve(d.sections);  // the commit closures hold references into it
+  writers.reserve(d.sections + 1);  // the commit closures hold references into it
   for (int s = 0; s < d.sections; ++s) {
     const std::string path = (std::filesystem::path(dir) / ("section_" + std::to_string(s) + ".h5ad")).string();
     write_section(tissue, d, s, path, outputs, writers);
   }
+  if (d.atlas_cells > 0) write_atlas(tissue, d, (std::filesystem::path(dir) / "atlas.h5ad").string(), outputs, writers);
   throw_if_interrupted();
   outputs.commit_all();
   std::cout << "wrote " << d.sections << " sections to " << dir << ":";
   for (const auto& sec : tissue.sections) std::cout << " " << sec.n;
-  std::cout << " cells, " << d.genes << " genes (seed " << d.seed << ")\n";
+  std::cout << " cells, " << d.genes << " genes (seed " << d.seed << ")";
+  if (d.atlas_cells > 0) std::cout << ", and an atlas of " << d.atlas_cells << " cells";
+  std::cout << "\n";
   return 0;
 }
 

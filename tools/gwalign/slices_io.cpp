@@ -1,23 +1,30 @@
 #include "slices_io.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <variant>
 
 #include "core/error.h"
 
 namespace gw::cli {
+namespace {
+
+// kNotFound "'FILE' has no obsm['KEY']<what>; obsm keys: ...<hint>" when the key is missing.
+void require_obsm(const io::H5adReader& file, const std::string& key, std::string_view what, std::string_view hint) {
+  const std::vector<std::string> keys = file.obsm_keys();
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  std::string listed;
+  for (const std::string& k : keys) listed += (listed.empty() ? "" : ", ") + k;
+  GW_THROW(ErrorCode::kNotFound, "'" << file.path() << "' has no obsm['" << key << "']" << what
+                                     << "; obsm keys: " << (listed.empty() ? "none" : listed) << hint);
+}
+
+}  // namespace
 
 std::vector<double> read_section_coordinates(const io::H5adReader& file, const std::string& key,
                                              int* dimension) {
-  const std::vector<std::string> keys = file.obsm_keys();
-  if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-    std::string listed;
-    for (const std::string& k : keys) listed += (listed.empty() ? "" : ", ") + k;
-    GW_THROW(ErrorCode::kNotFound, "'" << file.path() << "' has no obsm['" << key
-                                       << "'] (the spot / cell coordinates); obsm keys: "
-                                       << (listed.empty() ? "none" : listed)
-                                       << "; name another with --spatial-key");
-  }
+  require_obsm(file, key, " (the spot / cell coordinates)", "; name another with --spatial-key");
   io::Array<double> a = file.read_obsm<double>(key);
   GW_CHECK_CODE(a.rank() == 2, ErrorCode::kBadData,
                 "obsm['" << key << "'] in '" << file.path() << "' is not a matrix of coordinates");
@@ -115,6 +122,44 @@ Index transfer_key(const io::H5adReader& from, const TransferKey& key, const spa
     out.put_obs_column<double>(target, t.values);
   }
   return t.unreached;
+}
+
+io::CsrArray<double> plan_csr(const Result& result) {
+  io::CsrArray<double> csr;
+  csr.rows = result.n;
+  csr.cols = result.k;
+  if (result.plan.empty()) {
+    csr.indptr = result.plan_topk.row_offsets;
+    csr.indices = result.plan_topk.col_indices;
+    csr.data = result.plan_topk.values;
+    return csr;
+  }
+  csr.indptr.push_back(0);
+  for (Index i = 0; i < result.n; ++i) {
+    for (Index j = 0; j < result.k; ++j) {
+      const double v = result.plan[static_cast<std::size_t>(i) * result.k + j];
+      if (v > 0.0) {
+        csr.indices.push_back(j);
+        csr.data.push_back(v);
+      }
+    }
+    csr.indptr.push_back(static_cast<Offset>(csr.indices.size()));
+  }
+  return csr;
+}
+
+DenseMatrix<double> read_obsm_matrix(const io::H5adReader& file, const std::string& key, Index rows) {
+  require_obsm(file, key, "", "");
+  io::Array<double> a = file.read_obsm<double>(key);
+  GW_CHECK_CODE(a.rank() == 2 && static_cast<Index>(a.shape[0]) == rows && a.shape[1] >= 1,
+                ErrorCode::kBadData,
+                "obsm['" << key << "'] in '" << file.path() << "' is not a matrix with one row per cell ("
+                         << rows << ")");
+  for (double v : a.data)
+    GW_CHECK_CODE(std::isfinite(v), ErrorCode::kBadData,
+                  "obsm['" << key << "'] in '" << file.path() << "' holds a non-finite value");
+  const Index cols = static_cast<Index>(a.shape[1]);
+  return DenseMatrix<double>(rows, cols, std::move(a.data));
 }
 
 }  // namespace gw::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/h5ad.h"
+#include "solver/result.h"
 #include "spatial/expression.h"
 #include "spatial/slices.h"
 #include "spatial/transfer.h"
@@ -40,5 +41,14 @@ void check_transfer_key(const io::H5adReader& file, const TransferKey& key);
 // Returns the number of receiving cells the plan does not reach.
 Index transfer_key(const io::H5adReader& from, const TransferKey& key, const spatial::PlanView& plan,
                    const spatial::TransferOptions& options, io::H5adWriter& out);
+
+// A result's plan as CSR (the top-k rows as they are; a dense plan's positive entries), for
+// io::matrix_market_text.
+io::CsrArray<double> plan_csr(const Result& result);
+
+// An obsm matrix read as n x d double features for the expression cost or an atlas's geometry:
+// kNotFound naming the file and key when missing, kBadData when not a 2-D matrix with `rows` rows
+// or when it holds a non-finite value.
+DenseMatrix<double> read_obsm_matrix(const io::H5adReader& file, const std::string& key, Index rows);
 
 }  // namespace gw::cli
