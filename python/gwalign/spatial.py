@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from . import _core
 from ._align import make_options
 
-__all__ = ["align_slices", "transfer"]
+__all__ = ["align_slices", "map_atlas", "transfer"]
 
 
 def _name(adata, s):
@@ -118,6 +118,61 @@ def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, ove
     for adata, xyz in zip(out, aligned):
         adata.obsm[key_added] = np.asarray(xyz)
     return (out, plans, reports) if copy else (plans, reports)
+
+
+def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=30, atlas_rep=None,
+              spatial_key="spatial", **solver_options):
+    """Map a dissociated single-cell atlas onto a tissue section (moscot's mapping problem).
+
+    atlas: AnnData with counts in X (no coordinates needed); section: AnnData with n x 2
+    coordinates in obsm[spatial_key] and counts in X. Fused GW couples the atlas's geometry (its
+    cells' distances in an expression space: the joint PCA of the shared genes, or
+    obsm[atlas_rep] such as "X_pca" or "X_scVI") with the section's in-plane geometry, the linear
+    term being the expression cost on the shared genes (expression "pca" or "cosine", pca_dims
+    components) with weight fused_weight (default 0.9). As `gwalign map`: the atlas's marginal is
+    relaxed (rho_a 0.1; an atlas holds the whole tissue's cell-type proportions, a section a part)
+    and the plan is dense up to 2.5e7 entries, unless solver_options set rho_a or support.
+    solver_options: gw::Options fields by name, as gwalign.align.
+
+    Returns (plan, report): plan a scipy.sparse.csr_matrix, rows the atlas's cells and columns the
+    section's; report the solve's report (a dict). Carry labels with
+    gwalign.transfer(atlas, section, plan, keys=["celltype"]).
+    """
+    names = [_name(atlas, 0).replace("section 0", "the atlas"), _name(section, 1).replace("section 1", "the section")]
+    if fused_weight is None:
+        fused_weight = _core.MAPPING_FUSED_WEIGHT
+    if not 0 < fused_weight < 1:
+        raise ValueError("fused_weight must be in (0, 1) for map_atlas (the expression cost and the "
+                         "geometry both count), got %r" % (fused_weight,))
+    if expression not in ("pca", "cosine"):
+        raise ValueError("expression must be 'pca' or 'cosine', got %r" % (expression,))
+    if "partial_mass" in solver_options:
+        raise ValueError("partial_mass is not supported by map_atlas (every atlas cell is mapped)")
+    coordinates = _coordinates(section, spatial_key, names[1])
+    geometry = None
+    if atlas_rep is not None:
+        if atlas_rep not in atlas.obsm:
+            raise ValueError("%s has no obsm[%r]; obsm keys: %s" % (names[0], atlas_rep,
+                             ", ".join(atlas.obsm.keys()) or "none"))
+        geometry = np.ascontiguousarray(np.asarray(atlas.obsm[atlas_rep], dtype=np.float64))
+        if geometry.ndim != 2 or geometry.shape[0] != atlas.n_obs:
+            raise ValueError("%s: obsm[%r] is not a matrix with one row per cell" % (names[0], atlas_rep))
+    options = make_options(None, **solver_options)
+    options.fused_weight = fused_weight
+    if "distance_mode" not in solver_options:
+        options.distance_mode = "landmark"
+    if "rho_a" not in solver_options:
+        options.rho_a = _core.MAPPING_RHO_A
+    if "support" not in solver_options and atlas.n_obs * section.n_obs <= _core.MAPPING_DENSE_MAX_ENTRIES:
+        options.support = "dense"
+    _, blocks = _expression_blocks([atlas, section], names)
+    features, _, _ = _core.spatial_expression_features(blocks, expression, int(pca_dims), int(options.seed))
+    if geometry is None:
+        geometry = features[0]
+    result = _core.spatial_map_atlas(names[0], geometry, features[0], names[1], coordinates, features[1],
+                                     options)
+    plan = _plan_matrix(result)
+    return plan, json.loads(result["solve_json"])
 
 
 # ----------------------------------------------------------------------------------- transfer

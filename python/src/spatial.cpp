@@ -1,5 +1,5 @@
 // gwalign._core's tissue-section functions (spatial/): shared genes, expression features, the
-// section aligner and annotation transfer, on numpy arrays. The Python layer
+// section aligner, the atlas-to-section mapping and annotation transfer, on numpy arrays. The Python layer
 // (python/gwalign/spatial.py) reads AnnData and hands over plain arrays; the numbers come from the
 // same library calls `gwalign slices` / `gwalign transfer` make, so both front ends agree.
 //
@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "solver/options.h"
 #include "spatial/expression.h"
+#include "spatial/mapping.h"
 #include "spatial/plan_view.h"
 #include "spatial/slices.h"
 #include "spatial/transfer.h"
@@ -91,11 +92,8 @@ py::array_t<T> copy_of(const std::vector<T>& v) {
   return owned_array(std::vector<T>(v), {static_cast<py::ssize_t>(v.size())});
 }
 
-py::dict pair_dict(spatial::PairAlignment& p) {
-  py::dict d;
-  d["fixed"] = p.fixed;
-  d["moving"] = p.moving;
-  const Result& r = p.result;
+// The plan (plan_dense, or plan_csr as (data, indices, indptr)), its shape and the losses.
+void put_plan(py::dict& d, const Result& r) {
   if (!r.plan.empty()) {
     d["plan_dense"] = owned_array(std::vector<double>(r.plan), {r.n, r.k});
   } else {
@@ -109,6 +107,14 @@ py::dict pair_dict(spatial::PairAlignment& p) {
   d["gw_loss"] = r.gw_loss;
   d["gw_loss_exact"] = r.gw_loss_exact;
   d["cost_estimate"] = r.gw_cost_estimate;
+}
+
+py::dict pair_dict(spatial::PairAlignment& p) {
+  py::dict d;
+  d["fixed"] = p.fixed;
+  d["moving"] = p.moving;
+  const Result& r = p.result;
+  put_plan(d, r);
   const spatial::Registration& reg = p.registration;
   d["registration_residual_rms"] = reg.rms_residual;
   d["registration_residual"] = reg.residual;
@@ -253,9 +259,51 @@ py::tuple transfer_continuous_arrays(const py::handle& data,
                         t.unreached);
 }
 
+// The atlas (geometry n x e, features n x f) onto the section (coordinates k x 2, features k x f).
+py::dict map_atlas_arrays(const std::string& atlas_name,
+                          const py::handle& atlas_geometry,
+                          const py::handle& atlas_features,
+                          const std::string& section_name,
+                          const py::handle& coordinates,
+                          const py::handle& section_features,
+                          const Options& options) {
+  spatial::AtlasData atlas;
+  atlas.name = atlas_name;
+  atlas.geometry = dense_matrix(atlas_geometry, "the representation of '" + atlas_name + "'");
+  atlas.features = dense_matrix(atlas_features, "features of '" + atlas_name + "'");
+  spatial::SectionData section;
+  section.name = section_name;
+  DenseMatrix<double> xy = dense_matrix(coordinates, "coordinates of '" + section_name + "'");
+  section.n = xy.rows;
+  section.dimension = static_cast<int>(xy.cols);
+  section.coordinates = std::move(xy.values);
+  section.features = dense_matrix(section_features, "features of '" + section_name + "'");
+  Result r;
+  {
+    py::gil_scoped_release release;
+    r = spatial::map_atlas(atlas, section, options);
+  }
+  py::dict d;
+  put_plan(d, r);
+  d["solve_json"] = r.to_json(false);
+  return d;
+}
+
 }  // namespace
 
 void bind_spatial(py::module_& m) {
+  m.attr("MAPPING_FUSED_WEIGHT") = spatial::kMappingFusedWeight;
+  m.attr("MAPPING_RHO_A") = spatial::kMappingRhoA;
+  m.attr("MAPPING_DENSE_MAX_ENTRIES") = spatial::kMappingDenseMaxEntries;
+  m.def("spatial_map_atlas",
+        &map_atlas_arrays,
+        py::arg("atlas_name"),
+        py::arg("atlas_geometry"),
+        py::arg("atlas_features"),
+        py::arg("section_name"),
+        py::arg("coordinates"),
+        py::arg("section_features"),
+        py::arg("options"));
   m.def("spatial_shared_genes", [](const std::vector<std::vector<std::string>>& var_names) {
     spatial::SharedGenes s = spatial::shared_genes(var_names);
     return py::make_tuple(s.names, s.columns);
