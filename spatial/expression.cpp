@@ -214,15 +214,19 @@ ExpressionFeatures expression_features(std::vector<ExpressionBlock>& blocks,
     for_each_block(b, [&](const Mat& x, Index start) {
       scores.middleRows(start, x.rows()) = (x.rowwise() - mu.transpose()) * axes;
     });
-    if (options.cost == ExpressionCost::kCosine) {
-      for (Index i = 0; i < b.rows; ++i) {
-        const double norm = scores.row(i).norm();
-        if (norm > 0.0) scores.row(i) /= norm;
-      }
-    }
+    if (options.cost == ExpressionCost::kCosine) scale_rows_to_unit_length(f);
     out.features.push_back(std::move(f));
   }
   return out;
+}
+
+void scale_rows_to_unit_length(DenseMatrix<double>& features) {
+  Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> rows(
+      features.values.data(), features.rows, features.cols);
+  for (Index i = 0; i < features.rows; ++i) {
+    const double norm = rows.row(i).norm();
+    if (norm > 0.0) rows.row(i) /= norm;
+  }
 }
 
 }  // namespace gw::spatial

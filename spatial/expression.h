@@ -84,4 +84,8 @@ struct ExpressionFeatures {
 ExpressionFeatures expression_features(std::vector<ExpressionBlock>& blocks,
                                        const ExpressionOptions& options = {});
 
+// Step 4 on features the caller already has (an obsm representation such as X_pca or X_scVI):
+// each row scaled to unit length (zero rows stay zero), so |f - g|^2 = 2 - 2 cos(f, g).
+void scale_rows_to_unit_length(DenseMatrix<double>& features);
+
 }  // namespace gw::spatial

@@ -56,6 +56,23 @@ def _expression_blocks(adatas, names):
     return shared, blocks
 
 
+def _representation(adatas, names, key, expression):
+    """Every AnnData's obsm[key] (the same width everywhere) as the expression features, rows
+    scaled to unit length for expression="cosine" -- as `--features obsm:KEY` reads them."""
+    reps = []
+    for adata, name in zip(adatas, names):
+        if key not in adata.obsm:
+            raise ValueError("%s has no obsm[%r]; obsm keys: %s" % (name, key, ", ".join(adata.obsm.keys()) or "none"))
+        rep = np.ascontiguousarray(np.asarray(adata.obsm[key], dtype=np.float64))
+        if rep.ndim != 2 or rep.shape[0] != adata.n_obs or not np.all(np.isfinite(rep)):
+            raise ValueError("%s: obsm[%r] is not a finite matrix with one row per cell" % (name, key))
+        if reps and rep.shape[1] != reps[0].shape[1]:
+            raise ValueError("obsm[%r] is %d wide in %s but %d in %s; features= needs one representation "
+                             "shared by all" % (key, rep.shape[1], name, reps[0].shape[1], names[0]))
+        reps.append(_core.spatial_unit_rows(rep) if expression == "cosine" else rep)
+    return reps
+
+
 def _plan_matrix(pair):
     if "plan_dense" in pair:
         return sp.csr_matrix(pair.pop("plan_dense"))
@@ -63,7 +80,7 @@ def _plan_matrix(pair):
     return sp.csr_matrix((data, indices, indptr), shape=(pair["n"], pair["k"]))
 
 
-def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, overlap=None,
+def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, features=None, overlap=None,
                  reference=None, spatial_key="spatial", key_added="spatial_aligned", z_spacing=1.0,
                  refine=0, allow_reflection=False, copy=False, **solver_options):
     """Align serial tissue sections into one frame (PASTE's pairwise alignment and stacking).
@@ -72,7 +89,8 @@ def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, ove
     For each pair (consecutive sections, or each section and `reference`), fused GW aligns the
     in-plane geometries with an expression cost on the shared genes (expression "pca": Euclidean
     on a joint PCA of log1p-normalized counts, pca_dims components; "cosine": their angle), weighted
-    by fused_weight (PASTE's alpha = 0.1 on the geometry is 0.9). The plan registers the moving
+    by fused_weight (PASTE's alpha = 0.1 on the geometry is 0.9); features="KEY" uses every
+    section's obsm[KEY] (a joint X_pca, X_scVI) instead of the PCA. The plan registers the moving
     section onto the fixed one (weighted Procrustes); the first section (or the reference) sets
     the frame, and section s gets z = s x z_spacing. overlap: None (balanced), a fraction in
     (0, 1] of each section's mass (partial transport), or "auto" (estimated per pair). refine:
@@ -101,8 +119,10 @@ def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, ove
     options.fused_weight = fused_weight
     if "distance_mode" not in solver_options:
         options.distance_mode = "landmark"
-    features = []
-    if fused_weight > 0:
+    rep_key, features = features, []
+    if fused_weight > 0 and rep_key is not None:
+        features = _representation(adatas, names, rep_key, expression)
+    elif fused_weight > 0:
         _, blocks = _expression_blocks(adatas, names)
         features, _, _ = _core.spatial_expression_features(blocks, expression, int(pca_dims),
                                                            int(options.seed))
@@ -120,8 +140,8 @@ def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, ove
     return (out, plans, reports) if copy else (plans, reports)
 
 
-def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=30, atlas_rep=None,
-              spatial_key="spatial", **solver_options):
+def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=30, features=None,
+              atlas_rep=None, spatial_key="spatial", **solver_options):
     """Map a dissociated single-cell atlas onto a tissue section (moscot's mapping problem).
 
     atlas: AnnData with counts in X (no coordinates needed); section: AnnData with n x 2
@@ -129,9 +149,10 @@ def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=3
     cells' distances in an expression space: the joint PCA of the shared genes, or
     obsm[atlas_rep] such as "X_pca" or "X_scVI") with the section's in-plane geometry, the linear
     term being the expression cost on the shared genes (expression "pca" or "cosine", pca_dims
-    components) with weight fused_weight (default 0.9). As `gwalign map`: the atlas's marginal is
-    relaxed (rho_a 0.1; an atlas holds the whole tissue's cell-type proportions, a section a part)
-    and the plan is dense up to 2.5e7 entries, unless solver_options set rho_a or support.
+    components; features="KEY": obsm[KEY] of both instead) with weight fused_weight (default 0.9).
+    As `gwalign map`: the atlas's marginal is relaxed (rho_a 0.1; an atlas holds the whole
+    tissue's cell-type proportions, a section a part) and the plan is dense up to 2.5e7 entries,
+    unless solver_options set rho_a or support.
     solver_options: gw::Options fields by name, as gwalign.align.
 
     Returns (plan, report): plan a scipy.sparse.csr_matrix, rows the atlas's cells and columns the
@@ -165,12 +186,14 @@ def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=3
         options.rho_a = _core.MAPPING_RHO_A
     if "support" not in solver_options and atlas.n_obs * section.n_obs <= _core.MAPPING_DENSE_MAX_ENTRIES:
         options.support = "dense"
-    _, blocks = _expression_blocks([atlas, section], names)
-    features, _, _ = _core.spatial_expression_features(blocks, expression, int(pca_dims), int(options.seed))
+    if features is not None:
+        feats = _representation([atlas, section], names, features, expression)
+    else:
+        _, blocks = _expression_blocks([atlas, section], names)
+        feats, _, _ = _core.spatial_expression_features(blocks, expression, int(pca_dims), int(options.seed))
     if geometry is None:
-        geometry = features[0]
-    result = _core.spatial_map_atlas(names[0], geometry, features[0], names[1], coordinates, features[1],
-                                     options)
+        geometry = feats[0]
+    result = _core.spatial_map_atlas(names[0], geometry, feats[0], names[1], coordinates, feats[1], options)
     plan = _plan_matrix(result)
     return plan, json.loads(result["solve_json"])
 

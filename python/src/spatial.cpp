@@ -295,6 +295,15 @@ void bind_spatial(py::module_& m) {
   m.attr("MAPPING_FUSED_WEIGHT") = spatial::kMappingFusedWeight;
   m.attr("MAPPING_RHO_A") = spatial::kMappingRhoA;
   m.attr("MAPPING_DENSE_MAX_ENTRIES") = spatial::kMappingDenseMaxEntries;
+  m.def(
+      "spatial_unit_rows",
+      [](const py::handle& features) {
+        DenseMatrix<double> f = dense_matrix(features, "features");
+        spatial::scale_rows_to_unit_length(f);
+        const py::ssize_t rows = f.rows, cols = f.cols;
+        return owned_array(std::move(f.values), {rows, cols});
+      },
+      py::arg("features"));
   m.def("spatial_map_atlas",
         &map_atlas_arrays,
         py::arg("atlas_name"),

@@ -85,3 +85,31 @@ def test_bad_input_raises_one_line_value_errors(mapping):
         with pytest.raises(ValueError) as info:
             gwalign.spatial.map_atlas(a, s, **kwargs)
         assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+def test_features_key_uses_the_given_representation_as_the_cli_does(mapping, tmp_path):
+    """features="spatial_true": the generator's true positions as both sides' representation (the
+    atlas's cells carry theirs too); the plan equals `gwalign map --features obsm:spatial_true`'s
+    entries, and differs from the expression PCA's."""
+    root = mapping["root"]
+    _run("map", root / "in" / "atlas.h5ad", root / "in" / "section_0.h5ad", "--out-dir", tmp_path / "cli",
+         "--features", "obsm:spatial_true")
+    cli_plan = scipy.io.mmread(str(tmp_path / "cli" / "plan.mtx")).tocsr()
+    plan, _ = gwalign.spatial.map_atlas(mapping["atlas"], mapping["section"], features="spatial_true")
+    rows, cols = cli_plan.nonzero()
+    np.testing.assert_allclose(np.asarray(plan.tocsr()[rows, cols]).ravel(),
+                               np.asarray(cli_plan[rows, cols]).ravel(), rtol=1e-12, atol=0)
+    assert abs(plan - mapping["plan"]).max() > 1e-6
+    with pytest.raises(ValueError) as info:
+        gwalign.spatial.map_atlas(mapping["atlas"], mapping["section"], features="X_scVI")
+    assert "X_scVI" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_align_slices_features_key_matches_slices_features(tmp_path):
+    _run("generate", "tissue", "--sections", 2, "-n", 600, "--seed", 4, "--out-dir", tmp_path / "in")
+    paths = [tmp_path / "in" / "section_0.h5ad", tmp_path / "in" / "section_1.h5ad"]
+    _run("slices", *paths, "--out-dir", tmp_path / "cli", "--features", "obsm:spatial_true", "--expression", "cosine")
+    sections = [ad.read_h5ad(p) for p in paths]
+    gwalign.spatial.align_slices(sections, features="spatial_true", expression="cosine")
+    cli = ad.read_h5ad(tmp_path / "cli" / "section_1.h5ad")
+    np.testing.assert_allclose(sections[1].obsm["spatial_aligned"], cli.obsm["spatial_aligned"], rtol=0, atol=1e-9)

@@ -29,15 +29,16 @@ namespace {
 constexpr const char* kMapHelp = R"(
 ATLAS is an .h5ad of dissociated cells (counts in X, annotations in obs; no coordinates needed),
 SECTION an .h5ad with coordinates in obsm['spatial'] (--spatial-key) and counts in X. Fused GW
-couples them: the atlas's geometry is its cells' distances in an expression space (the joint
-PCA of the shared genes, or --atlas-rep obsm:KEY such as X_pca or X_scVI), the section's its
-in-plane distances, and the linear term (weight --fused-weight, default 0.9) the expression cost
-on the genes both files share (log1p of normalized counts, a joint PCA; --expression cosine
-compares PCA profiles by angle). The plan's rows are the atlas's cells, its columns the
-section's. Defaults differ from `gwalign align` where mapping needs it: the atlas's marginal is
-relaxed (--rho-a 0.1: an atlas holds the whole tissue's cell-type proportions, a section a
-part of it) and the plan is dense up to 2.5e7 entries (5,000 x 5,000) (--support sparse to override; the sparse
-support follows the section's geometry and misses scattered cell types more often).
+couples them: the atlas's geometry is its cells' distances in an expression space (the expression
+features, or --atlas-rep obsm:KEY such as X_pca or X_scVI), the section's its in-plane distances,
+and the linear term (weight --fused-weight, default 0.9) the expression cost on the genes both
+files share (log1p of normalized counts, a joint PCA; --expression cosine compares PCA profiles
+by angle; --features obsm:KEY uses a representation both files hold instead). The plan's rows
+are the atlas's cells, its columns the section's. Defaults differ from `gwalign align` where
+mapping needs it: the atlas's marginal is relaxed (--rho-a 0.1: an atlas holds the whole
+tissue's cell-type proportions, a section a part of it) and the plan is dense up to 2.5e7
+entries, 5,000 x 5,000 (--support sparse to override; the sparse support follows the section's
+geometry and misses scattered cell types more often).
 
 Outputs in --out-dir (all or none):
   <section name>.h5ad   a copy of SECTION with, for each --transfer KEY, obs KEY_transferred
@@ -96,9 +97,10 @@ int run_map(int argc, char** argv) {
       ("files", "ATLAS.h5ad SECTION.h5ad", cxxopts::value<std::vector<std::string>>())
       ("out-dir", "output directory (created if missing)", cxxopts::value<std::string>())
       ("transfer", "obs columns (or obsm:KEY) of the atlas to carry onto the section", cxxopts::value<std::string>())
-      ("atlas-rep", "the atlas's geometry: obsm:KEY, or shared (the joint PCA of the shared genes)", cxxopts::value<std::string>()->default_value("shared"))
+      ("atlas-rep", "the atlas's geometry: obsm:KEY, or shared (the expression features themselves)", cxxopts::value<std::string>()->default_value("shared"))
       ("expression", "expression cost: pca (Euclidean on PCA scores) | cosine", cxxopts::value<std::string>()->default_value("pca"))
       ("pca-dims", "PCA components of the shared genes", cxxopts::value<int>()->default_value("30"))
+      ("features", "obsm:KEY: a representation both files hold (e.g. a joint X_scVI) instead of the shared-gene PCA", cxxopts::value<std::string>())
       ("spatial-key", "obsm key of the section's coordinates", cxxopts::value<std::string>()->default_value("spatial"))
       ("h,help", "print this help");
   // clang-format on
@@ -150,7 +152,10 @@ int run_map(int argc, char** argv) {
   spatial::AtlasData a;
   a.name = files[0];
   if (atlas_rep != "shared") a.geometry = read_obsm_matrix(atlas, atlas_rep.substr(5), static_cast<Index>(atlas.n_obs()));
-  std::vector<DenseMatrix<double>> features = joint_features(atlas, section, flags);
+  std::vector<DenseMatrix<double>> features = flags.count("features")
+                                                 ? read_feature_representation({&atlas, &section},
+                                                                               flags["features"].as<std::string>(), flags)
+                                                 : joint_features(atlas, section, flags);
   a.features = std::move(features[0]);
   s.features = std::move(features[1]);
   if (atlas_rep == "shared") a.geometry = a.features;

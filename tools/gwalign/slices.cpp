@@ -127,6 +127,15 @@ spatial::SlicesOptions slices_options(const cxxopts::ParseResult& flags, int sec
   return o;
 }
 
+// --features obsm:KEY: every section's obsm[KEY] (the same width everywhere), unit rows with
+// --expression cosine.
+std::vector<DenseMatrix<double>> features_from_obsm(const std::vector<Section>& sections,
+                                                    const cxxopts::ParseResult& flags) {
+  std::vector<const io::H5adReader*> files;
+  for (const Section& s : sections) files.push_back(s.file.get());
+  return read_feature_representation(files, flags["features"].as<std::string>(), flags);
+}
+
 // Reads every section's coordinates and expression, checking them before anything is solved.
 std::vector<spatial::SectionData> read_sections(std::vector<Section>& sections, const cxxopts::ParseResult& flags,
                                                 double fused_weight) {
@@ -148,6 +157,11 @@ std::vector<spatial::SectionData> read_sections(std::vector<Section>& sections, 
     if (fused_weight > 0.0) var_names.push_back(file.var_names());
   }
   if (fused_weight <= 0.0) return data;
+  if (flags.count("features")) {
+    const std::vector<DenseMatrix<double>> given = features_from_obsm(sections, flags);
+    for (std::size_t s = 0; s < sections.size(); ++s) data[s].features = given[s];
+    return data;
+  }
   const spatial::SharedGenes shared = spatial::shared_genes(var_names);
   if (shared.names.empty()) {
     std::string files;
@@ -179,6 +193,7 @@ int run_slices(int argc, char** argv) {
       ("out-dir", "output directory (created if missing)", cxxopts::value<std::string>())
       ("expression", "expression cost: pca (Euclidean on PCA scores) | cosine", cxxopts::value<std::string>()->default_value("pca"))
       ("pca-dims", "PCA components of the shared genes", cxxopts::value<int>()->default_value("30"))
+      ("features", "obsm:KEY: every section's own expression representation (e.g. a joint X_pca or X_scVI) instead of the shared-gene PCA", cxxopts::value<std::string>())
       ("overlap", "fraction of each section's mass in the overlap (0, 1], or auto", cxxopts::value<std::string>())
       ("reference", "align every section to this one (default: consecutive pairs)", cxxopts::value<int>())
       ("transfer", "obs columns (or obsm:KEY) to carry from each fixed section to the moving one", cxxopts::value<std::string>())

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <string_view>
 #include <variant>
 
@@ -160,6 +161,29 @@ DenseMatrix<double> read_obsm_matrix(const io::H5adReader& file, const std::stri
                   "obsm['" << key << "'] in '" << file.path() << "' holds a non-finite value");
   const Index cols = static_cast<Index>(a.shape[1]);
   return DenseMatrix<double>(rows, cols, std::move(a.data));
+}
+
+std::vector<DenseMatrix<double>> read_feature_representation(const std::vector<const io::H5adReader*>& files,
+                                                             const std::string& spec,
+                                                             const cxxopts::ParseResult& flags) {
+  GW_CHECK(spec.rfind("obsm:", 0) == 0 && spec.size() > 5,
+           "--features must be obsm:KEY (a representation every file holds), got '" << spec << "'");
+  GW_CHECK(!flags.count("pca-dims"), "--pca-dims applies to the shared-gene PCA; it has no effect with --features");
+  const std::string key = spec.substr(5);
+  const bool cosine =
+      spatial::expression_cost_from_string(flags["expression"].as<std::string>()) == spatial::ExpressionCost::kCosine;
+  std::vector<DenseMatrix<double>> out;
+  for (const io::H5adReader* file : files) {
+    out.push_back(read_obsm_matrix(*file, key, static_cast<Index>(file->n_obs())));
+    GW_CHECK_CODE(out.back().cols == out.front().cols, ErrorCode::kBadData,
+                  "obsm['" << key << "'] is " << out.back().cols << " wide in '" << file->path() << "' but "
+                           << out.front().cols << " in '" << files.front()->path()
+                           << "'; --features needs one representation shared by all files");
+    if (cosine) spatial::scale_rows_to_unit_length(out.back());
+  }
+  std::cerr << "expression: obsm['" << key << "'], " << out.front().cols << " columns, cost "
+            << (cosine ? "cosine" : "Euclidean") << "\n";
+  return out;
 }
 
 }  // namespace gw::cli

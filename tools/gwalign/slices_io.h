@@ -3,6 +3,8 @@
 // (the algorithms live in spatial/).
 #pragma once
 
+#include <cxxopts.hpp>
+
 #include <string>
 #include <vector>
 
@@ -50,5 +52,13 @@ io::CsrArray<double> plan_csr(const Result& result);
 // kNotFound naming the file and key when missing, kBadData when not a 2-D matrix with `rows` rows
 // or when it holds a non-finite value.
 DenseMatrix<double> read_obsm_matrix(const io::H5adReader& file, const std::string& key, Index rows);
+
+// --features obsm:KEY of slices and map: each file's obsm[KEY] (kNotFound / kBadData as
+// read_obsm_matrix; kBadData naming both files when the widths differ), rows scaled to unit
+// length under --expression cosine. kInvalidArgument when the spec is not obsm:KEY or when
+// --pca-dims is given too (it applies to the shared-gene PCA only).
+std::vector<DenseMatrix<double>> read_feature_representation(const std::vector<const io::H5adReader*>& files,
+                                                             const std::string& spec,
+                                                             const cxxopts::ParseResult& flags);
 
 }  // namespace gw::cli
