@@ -269,26 +269,7 @@ int run_slices(int argc, char** argv) {
     for (const TransferKey& key : keys) {
       unreached.emplace_back(key.text, transfer_key(*sections[p.fixed].file, key, plan, {}, *writers[p.moving]));
     }
-    io::CsrArray<double> csr;
-    csr.rows = p.result.n;
-    csr.cols = p.result.k;
-    if (p.result.plan.empty()) {
-      csr.indptr = p.result.plan_topk.row_offsets;
-      csr.indices = p.result.plan_topk.col_indices;
-      csr.data = p.result.plan_topk.values;
-    } else {
-      csr.indptr.push_back(0);
-      for (Index i = 0; i < p.result.n; ++i) {
-        for (Index j = 0; j < p.result.k; ++j) {
-          const double v = p.result.plan[static_cast<std::size_t>(i) * p.result.k + j];
-          if (v > 0.0) {
-            csr.indices.push_back(j);
-            csr.data.push_back(v);
-          }
-        }
-        csr.indptr.push_back(static_cast<Offset>(csr.indices.size()));
-      }
-    }
+    const io::CsrArray<double> csr = plan_csr(p.result);
     texts.push_back(std::make_unique<io::AtomicTextFile>(plan_path));
     texts.back()->write(io::matrix_market_text(csr, "gwalign slices plan: rows " + sections[p.fixed].path +
                                                         ", columns " + sections[p.moving].path));
