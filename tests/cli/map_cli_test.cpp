@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
-#include "tissue_truth.h"
+#include "spatial_cli_util.h"
 #include "core/rng.h"
 #include "io/h5ad.h"
 #include "io/matrix_market.h"
@@ -80,43 +80,13 @@ TEST(Map, AtlasCellTypesLandOnTheSectionAgainstGroundTruth) {
   }
 }
 
-// An .h5ad of 30 cells with the given genes and, when dims > 0, obsm['spatial'] of that width
-// (and obsm['rep'] of rep_width columns when rep_width > 0).
-void write_cells(const std::string& path, const std::vector<std::string>& genes, int dims, int rep_width = 0) {
-  const std::int64_t n = 30;
-  io::H5adWriter out = io::H5adWriter::create(path, n, static_cast<std::int64_t>(genes.size()), {}, genes);
-  Rng rng(4);
-  std::vector<float> x(static_cast<std::size_t>(n) * genes.size());
-  for (float& v : x) v = static_cast<float>(rng.uniform_index(5));
-  out.set_x(io::Array<float>{x, {n, static_cast<std::int64_t>(genes.size())}});
-  if (dims > 0) {
-    std::vector<double> xy(static_cast<std::size_t>(n) * dims);
-    for (double& v : xy) v = rng.uniform();
-    out.put_obsm("spatial", io::Array<double>{xy, {n, dims}});
-  }
-  if (rep_width > 0) {
-    std::vector<double> rep(static_cast<std::size_t>(n) * rep_width);
-    for (double& v : rep) v = rng.uniform();
-    out.put_obsm("rep", io::Array<double>{rep, {n, rep_width}});
-  }
-  out.commit();
-}
-
-void expect_one_line_error(const RunResult& r, int status, const std::vector<std::string>& fragments,
-                           const std::string& out_dir) {
-  EXPECT_EQ(r.status, status) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  for (const std::string& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << r.err << " lacks " << f;
-  EXPECT_TRUE(!fs::exists(out_dir) || fs::is_empty(out_dir)) << "something was written to " << out_dir;
-}
-
 TEST(Map, BadInputsFailWithOneLineNamingFileAndKeyAndWriteNothing) {
   ScratchDir dir;
   const std::vector<std::string> genes = {"g1", "g2", "g3"};
-  write_cells(dir.file("atlas.h5ad"), genes, 0);
-  write_cells(dir.file("section.h5ad"), genes, 2);
-  write_cells(dir.file("other_genes.h5ad"), {"x1", "x2"}, 2);
-  write_cells(dir.file("three_d.h5ad"), genes, 3);
+  write_section(dir.file("atlas.h5ad"), genes, 0);
+  write_section(dir.file("section.h5ad"), genes, 2);
+  write_section(dir.file("other_genes.h5ad"), {"x1", "x2"}, 2);
+  write_section(dir.file("three_d.h5ad"), genes, 3);
   const std::string atlas = dir.file("atlas.h5ad"), section = dir.file("section.h5ad");
   const std::string out = dir.file("out");
   // The section needs coordinates (the atlas is the one without them).
@@ -164,8 +134,8 @@ TEST(SlicesFeatures, AGivenRepresentationReplacesTheExpressionPca) {
       64, {"--pca-dims", "--features"}, out);
   // Widths that differ between the files: written with gw::io.
   const std::vector<std::string> genes = {"g1", "g2", "g3"};
-  write_cells(dir.file("rep2.h5ad"), genes, 2, 2);
-  write_cells(dir.file("rep3.h5ad"), genes, 2, 3);
+  write_section(dir.file("rep2.h5ad"), genes, 2, 2);
+  write_section(dir.file("rep3.h5ad"), genes, 2, 3);
   expect_one_line_error(gwalign({"slices", dir.file("rep2.h5ad"), dir.file("rep3.h5ad"), "--out-dir", out,
                                  "--features", "obsm:rep"},
                                 dir.path()),

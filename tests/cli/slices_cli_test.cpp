@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
-#include "tissue_truth.h"
+#include "spatial_cli_util.h"
 #include "core/rng.h"
 #include "io/h5ad.h"
 #include "io/matrix_market.h"
@@ -91,31 +91,6 @@ TEST(Slices, PartialOverlapMovesTheGivenMassAndLeavesCellsUnlabelled) {
   int unreached = 0;
   for (std::int32_t c : out.read_obs_categorical("domain_transferred").codes) unreached += c < 0;
   EXPECT_GT(unreached, 0);  // cells outside the overlap get no label
-}
-
-// A small section written with gw::io: n cells, the given genes, coordinates of `dims` columns
-// (0: no obsm['spatial']).
-void write_section(const std::string& path, const std::vector<std::string>& genes, int dims) {
-  const std::int64_t n = 30;
-  io::H5adWriter out = io::H5adWriter::create(path, n, static_cast<std::int64_t>(genes.size()), {}, genes);
-  Rng rng(9);
-  std::vector<float> x(static_cast<std::size_t>(n) * genes.size());
-  for (float& v : x) v = static_cast<float>(rng.uniform_index(5));
-  out.set_x(io::Array<float>{x, {n, static_cast<std::int64_t>(genes.size())}});
-  if (dims > 0) {
-    std::vector<double> xy(static_cast<std::size_t>(n) * dims);
-    for (double& v : xy) v = rng.uniform();
-    out.put_obsm("spatial", io::Array<double>{xy, {n, dims}});
-  }
-  out.commit();
-}
-
-void expect_one_line_error(const RunResult& r, int status, const std::vector<std::string>& fragments,
-                           const std::string& out_dir) {
-  EXPECT_EQ(r.status, status) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  for (const std::string& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << r.err << " lacks " << f;
-  EXPECT_TRUE(!fs::exists(out_dir) || fs::is_empty(out_dir)) << "something was written to " << out_dir;
 }
 
 TEST(Slices, BadInputsFailWithOneLineNamingFileAndKeyAndWriteNothing) {

@@ -15,19 +15,21 @@ SOURCE_DIR = pathlib.Path(os.environ.get("GWALIGN_SOURCE_DIR",
 DATA = SOURCE_DIR / "data"
 
 
-@pytest.fixture
-def cli():
-    """Runs the gwalign binary this package was built with; skips when it was not built."""
+def run_cli(*args):
+    """Runs the gwalign binary this package was built with (GWALIGN_CLI, else gwalign on PATH),
+    asserting exit status 0; skips the test when it was not built."""
     path = os.environ.get("GWALIGN_CLI") or shutil.which("gwalign")
     if not path:
         pytest.skip("the gwalign CLI was not built (GWALIGN_CLI unset)")
+    proc = subprocess.run([path, *map(str, args)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc
 
-    def run(*args):
-        proc = subprocess.run([path, *map(str, args)], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        return proc
 
-    return run
+@pytest.fixture
+def cli():
+    """run_cli, as a fixture."""
+    return run_cli
 
 
 def read_h5(path, name):

@@ -2,31 +2,17 @@
 synthetic tissue, cell types carried by gwalign.transfer and scored against the section's truth,
 the same plan as `gwalign map`, and one-line errors on bad input."""
 
-import os
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 import scipy.io
 
 import gwalign
 import gwalign.spatial
+from conftest import run_cli
 
 ad = pytest.importorskip("anndata")
 
-
-def _cli_path():
-    path = os.environ.get("GWALIGN_CLI") or shutil.which("gwalign")
-    if not path:
-        pytest.skip("the gwalign CLI was not built (GWALIGN_CLI unset)")
-    return path
-
-
-def _run(*args):
-    proc = subprocess.run([_cli_path(), *map(str, args)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+_run = run_cli
 
 
 @pytest.fixture(scope="module")

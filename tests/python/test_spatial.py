@@ -2,10 +2,6 @@
 `gwalign slices` / `gwalign transfer`, exact transfer through permutation plans, a numpy
 reference for blurred plans, scanpy's copy= convention and one-line errors on bad input."""
 
-import os
-import shutil
-import subprocess
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +10,7 @@ import scipy.sparse as sp
 
 import gwalign
 import gwalign.spatial
+from conftest import run_cli
 
 ad = pytest.importorskip("anndata")
 
@@ -23,18 +20,7 @@ ad = pytest.importorskip("anndata")
 MIN_DOMAIN_ACCURACY = 0.68
 MAX_REGISTRATION_ERROR = 0.12
 
-
-def _cli_path():
-    path = os.environ.get("GWALIGN_CLI") or shutil.which("gwalign")
-    if not path:
-        pytest.skip("the gwalign CLI was not built (GWALIGN_CLI unset)")
-    return path
-
-
-def _run(*args):
-    proc = subprocess.run([_cli_path(), *map(str, args)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+_run = run_cli
 
 
 @pytest.fixture(scope="module")

@@ -42,29 +42,39 @@ Examples:
   gwalign generate tissue --sections 1 --n 3000 --atlas 5000 --out-dir mapping/
 )";
 
+// A file for `cells` (a section or the atlas): X, obsm['spatial_true'], obs domain and celltype;
+// the caller adds the rest and registers the commit.
+io::H5adWriter& write_cells(const datagen::Tissue& tissue, const datagen::TissueOptions& o,
+                            const datagen::TissueSection& cells, const std::string& prefix,
+                            const std::string& path, std::vector<io::H5adWriter>& writers) {
+  std::vector<std::string> names;
+  names.reserve(cells.n);
+  for (Index i = 0; i < cells.n; ++i) names.push_back(prefix + std::to_string(i));
+  writers.push_back(io::H5adWriter::create(path, cells.n, o.genes, std::move(names), tissue.gene_names));
+  io::H5adWriter& out = writers.back();
+  io::CsrArray<float> x;
+  x.rows = cells.n;
+  x.cols = o.genes;
+  x.indptr.assign(cells.row_offsets.begin(), cells.row_offsets.end());
+  x.indices.assign(cells.genes.begin(), cells.genes.end());
+  x.data = cells.counts;
+  out.set_x(x);
+  out.put_obsm("spatial_true", io::Array<double>{cells.truth, {cells.n, 3}});
+  out.put_obs_categorical("domain", io::Categorical{tissue.domain_names, cells.domain, true});
+  out.put_obs_categorical("celltype", io::Categorical{tissue.cell_type_names, cells.cell_type, false});
+  out.put_uns("generator/version", GW_VERSION_STRING);
+  out.put_uns("generator/seed", static_cast<std::int64_t>(o.seed));
+  out.put_uns("generator/dropout", o.dropout);
+  return out;
+}
+
 void write_section(const datagen::Tissue& tissue, const datagen::TissueOptions& o, int s,
                    const std::string& path, OutputSet& outputs,
                    std::vector<io::H5adWriter>& writers) {
   const datagen::TissueSection& sec = tissue.sections[s];
-  std::vector<std::string> names;
-  names.reserve(sec.n);
-  for (Index i = 0; i < sec.n; ++i) names.push_back("s" + std::to_string(s) + "c" + std::to_string(i));
-  writers.push_back(io::H5adWriter::create(path, sec.n, o.genes, std::move(names), tissue.gene_names));
-  io::H5adWriter& out = writers.back();
-  io::CsrArray<float> x;
-  x.rows = sec.n;
-  x.cols = o.genes;
-  x.indptr.assign(sec.row_offsets.begin(), sec.row_offsets.end());
-  x.indices.assign(sec.genes.begin(), sec.genes.end());
-  x.data = sec.counts;
-  out.set_x(x);
+  io::H5adWriter& out = write_cells(tissue, o, sec, "s" + std::to_string(s) + "c", path, writers);
   out.put_obsm("spatial", io::Array<double>{sec.observed, {sec.n, 2}});
-  out.put_obsm("spatial_true", io::Array<double>{sec.truth, {sec.n, 3}});
-  out.put_obs_categorical("domain", io::Categorical{tissue.domain_names, sec.domain, true});
-  out.put_obs_categorical("celltype", io::Categorical{tissue.cell_type_names, sec.cell_type, false});
   out.put_uns("generator/kind", "tissue");
-  out.put_uns("generator/version", GW_VERSION_STRING);
-  out.put_uns("generator/seed", static_cast<std::int64_t>(o.seed));
   out.put_uns("generator/section", std::int64_t{s});
   out.put_uns("generator/sections", std::int64_t{o.sections});
   out.put_uns("generator/angle", sec.angle);
@@ -72,7 +82,6 @@ void write_section(const datagen::Tissue& tissue, const datagen::TissueOptions& 
   out.put_uns_array("generator/centre", io::Array<double>{{sec.centre[0], sec.centre[1]}, {2}});
   out.put_uns("generator/z", sec.z);
   out.put_uns("generator/overlap", o.overlap);
-  out.put_uns("generator/dropout", o.dropout);
   out.put_uns("generator/density_jitter", o.density_jitter);
   out.put_uns("generator/diameter", std::hypot(o.window_width * o.width, o.height));
   outputs.add(path, [&out] { out.commit(); });
@@ -80,27 +89,9 @@ void write_section(const datagen::Tissue& tissue, const datagen::TissueOptions& 
 
 void write_atlas(const datagen::Tissue& tissue, const datagen::TissueOptions& o, const std::string& path,
                  OutputSet& outputs, std::vector<io::H5adWriter>& writers) {
-  const datagen::TissueSection& atlas = tissue.atlas;
-  std::vector<std::string> names;
-  names.reserve(atlas.n);
-  for (Index i = 0; i < atlas.n; ++i) names.push_back("atlas" + std::to_string(i));
-  writers.push_back(io::H5adWriter::create(path, atlas.n, o.genes, std::move(names), tissue.gene_names));
-  io::H5adWriter& out = writers.back();
-  io::CsrArray<float> x;
-  x.rows = atlas.n;
-  x.cols = o.genes;
-  x.indptr.assign(atlas.row_offsets.begin(), atlas.row_offsets.end());
-  x.indices.assign(atlas.genes.begin(), atlas.genes.end());
-  x.data = atlas.counts;
-  out.set_x(x);
-  out.put_obsm("spatial_true", io::Array<double>{atlas.truth, {atlas.n, 3}});
-  out.put_obs_categorical("domain", io::Categorical{tissue.domain_names, atlas.domain, true});
-  out.put_obs_categorical("celltype", io::Categorical{tissue.cell_type_names, atlas.cell_type, false});
+  io::H5adWriter& out = write_cells(tissue, o, tissue.atlas, "atlas", path, writers);
   out.put_uns("generator/kind", "tissue-atlas");
-  out.put_uns("generator/version", GW_VERSION_STRING);
-  out.put_uns("generator/seed", static_cast<std::int64_t>(o.seed));
   out.put_uns("generator/library_size", o.atlas_library_size);
-  out.put_uns("generator/dropout", o.dropout);
   outputs.add(path, [&out] { out.commit(); });
 }
 
