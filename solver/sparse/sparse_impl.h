@@ -129,8 +129,50 @@ struct SparseStart {
   CellIndex target_index;
 };
 
+template <typename S>
+class ExactGw;
+template <typename S>
+class SpectralStarts;
+
+// The coarse level's orientation candidates (handedness.cpp): both sides' cells embedded by
+// classical MDS (the exact solver's SpectralStarts on the max-normalized pick-to-pick distances),
+// the best map between the embeddings and the best one of the other handedness. O(cells^2) memory.
+class CoarseOrientation {
+ public:
+  CoarseOrientation(const Quantization& src,
+                    const Quantization& tgt,
+                    const std::vector<double>& pc,
+                    const std::vector<double>& qc,
+                    const Options& options);
+  ~CoarseOrientation();
+  // Whether the embeddings tell the handedness: the other handedness's best map has at least
+  // 1.25x the best map's objective.
+  bool clear() const;
+  // The share of cell mass on which two coarse plans' argmax matchings agree (within 5% of the
+  // target's diameter), and whether that makes them the same candidate (at least half).
+  double agreement(const std::vector<double>& a, const std::vector<double>& b) const;
+  bool same(const std::vector<double>& a, const std::vector<double>& b) const;
+  // Entropic start plans (cells x cells) of the candidates whose maps disagree with `kept` (a
+  // coarse plan); none where the handedness is not clear.
+  std::vector<std::vector<double>> starts_against(const std::vector<double>& kept) const;
+
+ private:
+  Index cells_ = 0;
+  double ratio_ = 0.0;
+  std::unique_ptr<PreparedProblem> pb_;
+  std::unique_ptr<Options> options_;
+  std::unique_ptr<ExactGw<double>> gw_;
+  std::unique_ptr<SpectralStarts<double>> spectral_;
+};
+
 // Levels (1) - (3): quantization, the coarse alignment and the starting support (support.cpp).
-SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& result);
+// The first start lifts the coarse solve's plan. Where the cells' embeddings tell the handedness
+// (CoarseOrientation::clear) and a candidate's map disagrees with that plan, the coarse problem
+// is solved again from the candidate, and each resulting plan that still disagrees with the
+// first is lifted too (at most two more starts; run_sparse_solve judges them at the fine level).
+// Result::starts lists the coarse plans ("coarse", "coarse-spectral-N") with their coarse loss.
+std::vector<SparseStart> coarse_starts(PreparedProblem& pb, const Options& options,
+                                       Result& result);
 // The full support instead (support_size >= k): every row holds all k columns, with the dense
 // loop's starting plan, and nothing to quantize or re-grow.
 SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result);
