@@ -3,7 +3,10 @@
 // Levels: (1) each side is quantized into cells: `cells` nodes are picked (seeded, uniformly at
 // random without replacement) and every node joins its nearest pick, from provider queries in
 // blocks of picks; (2) the cells are aligned by the dense loop on the pick-to-pick distances with
-// cell masses as marginals; (3) each source node gets up to support_size candidate targets,
+// cell masses as marginals, and again from each orientation candidate of the cells' spectral
+// embeddings whose map disagrees with that plan (handedness.cpp; the disagreeing plans become
+// further starts, judged by kStartProbeIterations fine iterations each, sparse_solve.cpp);
+// (3) each source node gets up to support_size candidate targets,
 // members of the target cells its cell couples to most, and every target is covered by at least
 // one source node; (4) the sampled GW iterations (run_gw_iterations, the same driver as the dense
 // loops) run on that CSR support, and every support_regrow_every iterations each row's support is
