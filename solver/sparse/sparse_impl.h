@@ -5,7 +5,8 @@
 // blocks of picks; (2) the cells are aligned by the dense loop on the pick-to-pick distances with
 // cell masses as marginals, and again from each orientation candidate of the cells' spectral
 // embeddings whose map disagrees with that plan (handedness.cpp; the disagreeing plans become
-// further starts, judged by kStartProbeIterations fine iterations each, sparse_solve.cpp);
+// further starts, judged by kStartProbeIterations fine iterations each, sparse_solve.cpp, and
+// lifted one at a time);
 // (3) each source node gets up to support_size candidate targets,
 // members of the target cells its cell couples to most, and every target is covered by at least
 // one source node; (4) the sampled GW iterations (run_gw_iterations, the same driver as the dense
@@ -168,14 +169,28 @@ class CoarseOrientation {
   std::unique_ptr<SpectralStarts<double>> spectral_;
 };
 
-// Levels (1) - (3): quantization, the coarse alignment and the starting support (support.cpp).
-// The first start lifts the coarse solve's plan. Where the cells' embeddings tell the handedness
-// (CoarseOrientation::clear) and a candidate's map disagrees with that plan, the coarse problem
-// is solved again from the candidate, and each resulting plan that still disagrees with the
-// first is lifted too (at most two more starts; run_sparse_solve judges them at the fine level).
-// Result::starts lists the coarse plans ("coarse", "coarse-spectral-N") with their coarse loss.
-std::vector<SparseStart> coarse_starts(PreparedProblem& pb, const Options& options,
-                                       Result& result);
+// Levels (1) and (2) (support.cpp): each side's cells and the coarse plans between them. The
+// first plan is the coarse solve's. Where the cells' embeddings tell the handedness
+// (CoarseOrientation::clear) and a candidate's map disagrees with that plan, the coarse problem is
+// solved again from the candidate, and each resulting plan that still disagrees with the earlier
+// ones is kept too (at most two more; run_sparse_solve judges them at the fine level).
+// Result::starts lists the coarse solves ("coarse", "coarse-spectral-N") with their coarse loss.
+struct CoarseLevel {
+  Quantization source, target;
+  std::vector<double> source_mass;         // cells: each source cell's mass
+  std::vector<std::vector<double>> plans;  // cells x cells each
+};
+CoarseLevel coarse_level(PreparedProblem& pb, const Options& options, Result& result);
+// Level (3): the starting support lifted from level.plans[which]. With `last` the level's
+// quantization and that plan move into the start (the level is spent); otherwise they are copied
+// (O(n + k + cells^2)), so that the starts can be lifted one at a time and only one support is
+// held at once.
+SparseStart lift_coarse_level(PreparedProblem& pb,
+                              const Options& options,
+                              CoarseLevel& level,
+                              std::size_t which,
+                              bool last,
+                              Result& result);
 // The full support instead (support_size >= k): every row holds all k columns, with the dense
 // loop's starting plan, and nothing to quantize or re-grow.
 SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result);

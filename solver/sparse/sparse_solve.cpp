@@ -65,36 +65,38 @@ Options fine_options(const Options& options, bool full_support) {
 // and one more iteration (the sampled cost of the last ones decides).
 constexpr int kStartProbeIterations = 6;
 
-// With several coarse starts (the coarse plan and its orientation candidates, coarse_starts),
-// each runs kStartProbeIterations fine iterations from a copy of itself, and the one whose last
-// sampled cost (Result::gw_cost_estimate) is lowest is chosen: a mirrored map's fine loss is
-// ~1.5x the true one's on the meshes of bench/peers/real_shapes.py, well above the estimate's
-// noise. The chosen start then runs the whole fine level from its beginning. The probes' costs
-// go into the coarse starts' records of Result::starts (objective), and Result::start_chosen
-// names the chosen one.
-std::size_t choose_start(const PreparedProblem& pb,
+// With several coarse plans (the coarse solve's and its orientation candidates', coarse_level),
+// each is lifted and runs kStartProbeIterations fine iterations, one at a time (one support held
+// at once, as without candidates), and the one whose last sampled cost
+// (Result::gw_cost_estimate) is lowest is chosen: a mirrored map's fine cost was 1.15-1.75x the
+// true one's on the meshes of bench/peers/real_shapes.py, well above the estimate's noise. The
+// chosen plan is lifted again and runs the whole fine level. The probes' costs go into the
+// coarse records of Result::starts (objective), and Result::start_chosen names the chosen one.
+std::size_t choose_start(PreparedProblem& pb,
+                         const Options& options,
                          const Options& fine,
-                         const std::vector<SparseStart>& starts,
+                         CoarseLevel& level,
                          Result& result) {
-  if (starts.size() < 2) return 0;
+  if (level.plans.size() < 2) return 0;
   ScopedPhase phase(result.timings, "start_probes");
   Options probe = fine;
   probe.max_iterations = std::min<int>(fine.max_iterations, kStartProbeIterations);
   probe.min_iterations = probe.max_iterations;
   probe.polish_iterations = 0;
   probe.progress = nullptr;
-  std::vector<std::size_t> records;  // the records of the starts that were lifted, in order
+  std::vector<std::size_t> records;  // the records of the plans that were kept, in order
   for (std::size_t r = 0; r < result.starts.size(); ++r)
     if (result.starts[r].stopped.empty()) records.push_back(r);
-  GW_CHECK(records.size() == starts.size(),
-           "sparse starts: " << records.size() << " records for " << starts.size() << " starts");
+  GW_CHECK(records.size() == level.plans.size(),
+           "sparse starts: " << records.size() << " records for " << level.plans.size()
+                             << " coarse plans");
   std::size_t best = 0;
   double best_cost = std::numeric_limits<double>::infinity();
-  for (std::size_t s = 0; s < starts.size(); ++s) {
+  for (std::size_t s = 0; s < level.plans.size(); ++s) {
     Stopwatch watch;
     Result scratch;
-    SparseStart copy = starts[s];
-    run_support_iterations(pb, probe, std::move(copy), scratch);
+    SparseStart start = lift_coarse_level(pb, options, level, s, /*last=*/false, scratch);
+    run_support_iterations(pb, probe, std::move(start), scratch);
     StartRecord& record = result.starts[records[s]];
     record.objective = scratch.gw_cost_estimate;
     record.seconds += watch.seconds();
@@ -234,17 +236,17 @@ void run_sparse_solve(PreparedProblem& pb, const Options& options, Result& resul
   // algorithm, which the tests compare entry by entry).
   const int width = options.support_size;
   const bool full_support = width >= pb.k;
-  std::vector<SparseStart> starts;
-  if (full_support) {
-    starts.push_back(full_start(pb, options, result));
-  } else {
-    starts = coarse_starts(pb, options, result);
-  }
-  // (4) the sampled GW iterations on the support, from the start that the probes choose.
   const Options fine = fine_options(options, full_support);
-  const std::size_t chosen = choose_start(pb, fine, starts, result);
-  SupportPlan plan = run_support_iterations(pb, fine, std::move(starts[chosen]), result);
-  starts.clear();
+  SparseStart start;
+  if (full_support) {
+    start = full_start(pb, options, result);
+  } else {
+    CoarseLevel level = coarse_level(pb, options, result);
+    const std::size_t chosen = choose_start(pb, options, fine, level, result);
+    start = lift_coarse_level(pb, options, level, chosen, /*last=*/true, result);
+  }
+  // (4) the sampled GW iterations on the support.
+  SupportPlan plan = run_support_iterations(pb, fine, std::move(start), result);
 
   // (5) pruning, marginals, matching, loss.
   SupportPlan out;

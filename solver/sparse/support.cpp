@@ -315,10 +315,8 @@ SparseStart lift_coarse_plan(PreparedProblem& pb,
 
 }  // namespace
 
-// (1) quantization, (2) the coarse alignment and its orientation candidates, (3) the starting
-// supports.
-std::vector<SparseStart> coarse_starts(PreparedProblem& pb, const Options& options,
-                                       Result& result) {
+// (1) quantization, (2) the coarse alignment and its orientation candidates.
+CoarseLevel coarse_level(PreparedProblem& pb, const Options& options, Result& result) {
   const Index n = pb.n, k = pb.k;
   const Index cells = resolved_support_cells(n, k, options);
   Quantization src, tgt;
@@ -367,14 +365,28 @@ std::vector<SparseStart> coarse_starts(PreparedProblem& pb, const Options& optio
       result.starts.push_back(std::move(record));
     }
   }
-  std::vector<SparseStart> starts;
-  for (std::size_t c = 0; c < plans.size(); ++c) {
-    const bool last = c + 1 == plans.size();
-    starts.push_back(lift_coarse_plan(pb, options, last ? std::move(src) : src,
-                                      last ? std::move(tgt) : tgt, pc, std::move(plans[c]),
-                                      result));
+  CoarseLevel level;
+  level.source = std::move(src);
+  level.target = std::move(tgt);
+  level.source_mass = std::move(pc);
+  level.plans = std::move(plans);
+  return level;
+}
+
+SparseStart lift_coarse_level(PreparedProblem& pb,
+                              const Options& options,
+                              CoarseLevel& level,
+                              std::size_t which,
+                              bool last,
+                              Result& result) {
+  GW_CHECK(which < level.plans.size(),
+           "lift_coarse_level: plan " << which << " of " << level.plans.size());
+  if (last) {
+    return lift_coarse_plan(pb, options, std::move(level.source), std::move(level.target),
+                            level.source_mass, std::move(level.plans[which]), result);
   }
-  return starts;
+  return lift_coarse_plan(pb, options, level.source, level.target, level.source_mass,
+                          level.plans[which], result);
 }
 
 // The full support: every row holds all k columns, with the dense loop's starting plan.

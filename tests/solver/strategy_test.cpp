@@ -321,7 +321,9 @@ TEST(Strategy, SolveRunsTheStrategyItReports) {
     EXPECT_EQ(r.strategy.support, variant == 2 ? Support::kSparse : Support::kDense);
     // The exact solver's starts, or the sparse path's coarse plan(s); none for the dense loop.
     EXPECT_EQ(!r.starts.empty(), variant != 1);
-    if (variant == 2 && !r.starts.empty()) EXPECT_EQ(r.starts[0].name, "coarse");
+    if (variant == 2 && !r.starts.empty()) {
+      EXPECT_EQ(r.starts[0].name, "coarse");
+    }
     EXPECT_EQ(r.plan_topk.values.empty(), variant != 2);  // the sparse path returns CSR
   }
 }
