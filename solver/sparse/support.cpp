@@ -338,7 +338,8 @@ CoarseLevel coarse_level(PreparedProblem& pb, const Options& options, Result& re
   result.multiscale_iterations = coarse.iterations;
   result.multiscale_seconds = coarse.total_seconds;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  result.starts.push_back({"coarse", coarse.gw_loss, kNaN, coarse.iterations, coarse.total_seconds, kNaN, "", ""});
+  result.starts.push_back(
+      {"coarse", coarse.gw_loss, kNaN, coarse.iterations, coarse.total_seconds, kNaN, "", ""});
 
   // The orientation candidates (handedness.cpp says why): a coarse solve from each candidate
   // whose map disagrees with the kept coarse plan. Only with a coarse plan to argue with (at
@@ -355,8 +356,15 @@ CoarseLevel coarse_level(PreparedProblem& pb, const Options& options, Result& re
       result.multiscale_seconds += other.total_seconds;
       StartRecord record{"coarse-spectral-" + std::to_string(++number), other.gw_loss, kNaN,
                          other.iterations, other.total_seconds, kNaN, "", ""};
+      if (other.termination == Termination::kCancelled) {
+        record.stopped = "cancelled";
+        result.starts.push_back(std::move(record));
+        break;
+      }
       bool known = false;
-      for (const std::vector<double>& plan : plans) known = known || orientation.same(plan, other.plan);
+      for (const std::vector<double>& plan : plans) {
+        known = known || orientation.same(plan, other.plan);
+      }
       if (known) {
         record.stopped = "its coarse plan agrees with an earlier one";
       } else {
