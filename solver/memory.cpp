@@ -87,7 +87,10 @@ MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
   const double support =
       (features ? 48.0 : 40.0) * nnz + 4.0 * (n + k) * m + 64.0 * n + 40.0 * k;
   const double quantize = std::min(kQuantizeBlock, 4.0 * std::max(n, k) * cells) + 8.0 * (n + k);
-  const double coarse = 28.0 * cells * cells;
+  // The coarse level: a dense solve (28 bytes per cell pair), and while its orientation candidates
+  // run (solver/sparse/handedness.cpp) the cells' distances in float64 (16), up to three coarse
+  // plans kept for the fine probes (24) and the candidates' start plans (16), with a second solve.
+  const double coarse = (28.0 + 16.0 + 24.0 + 16.0) * cells * cells;
   const double finish = 28.0 * nnz + kSparseLossBlock * 4.0 * (n + k) + 16.0 * (n + k);
   e.sparse = to_bytes(inputs + std::max({support, quantize, finish}) + coarse);
   e.exact = to_bytes(inputs + 12.0 * (n * n + k * k) + 64.0 * nk + feature_cost);

@@ -335,8 +335,10 @@ struct Options {
   // [2, 2000]: a cell then holds about half a row's candidates, and the coarse dense problem
   // stays near 2000 x 2000). On meshes of a few thousand vertices a coarse level of ~100 cells may
   // not resolve the shape's left from its right (a 3,000-vertex quadruped: mirrored with its 95
-  // cells, true with 512; bench/RESULTS.md, "Real shapes"); a floor of 512 cost the 10,000-node
-  // kNN benchmark its coarse level's time several times over, so it is not the default.
+  // cells, true with 512; bench/RESULTS.md, "Real shapes"): the sparse path then also lifts the
+  // coarse plans of the cells' orientation candidates and lets a few fine iterations choose
+  // (solver/sparse/handedness.cpp; Result::starts lists them), which finds the quadruped's true
+  // map at the default cells.
   Index support_cells = 0;
   // Re-grow the sparse support every this many iterations (0: never).
   int support_regrow_every = 5;

@@ -42,10 +42,13 @@ struct IterationRecord {
   double seconds = 0.0;         // wall time since the loop started
 };
 
-// One start of the exact solver (Options::starts).
+// One start of the exact solver (Options::starts), or of the sparse path (its coarse plans:
+// "coarse", then "coarse-spectral-N" for its orientation candidates, solver/sparse/handedness.cpp;
+// gw_loss is the coarse problem's loss, objective the sampled cost after the fine probe
+// iterations, NaN where no probe ran, and `stopped` says why a candidate was not lifted).
 struct StartRecord {
   std::string name;        // "profiles", "product", "profile-vertex", "given", or an orientation
-                           // candidate: "spectral", "spectral-reflected"
+                           // candidate: "spectral", "spectral-reflected"; sparse path: above
   double gw_loss = 0.0;    // exact GW loss of the start's last plan (after its probe, or at the
                            // end for the start that was kept); NaN for a skipped candidate
   double objective = 0.0;  // the fused objective F it reached (= gw_loss without features); NaN
@@ -138,7 +141,8 @@ struct Result {
   int multiscale_iterations = 0;
   double multiscale_seconds = 0.0;
 
-  // Every start the exact solver ran and the index of the start whose plan was kept (-1: none).
+  // Every start the exact solver (or the sparse path) ran and the index of the start whose plan
+  // was kept (-1: none).
   std::vector<StartRecord> starts;
   int start_chosen = -1;
   // Conditional-gradient iterations of the exact solver's float64 finish after float32 products

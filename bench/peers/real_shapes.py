@@ -215,13 +215,17 @@ def run_gwalign(args, source, target, folder):
     starts = result.get("starts") or []
     chosen = result.get("start_chosen", -1)
     budget = None
-    if starts and 0 <= chosen < len(starts) and starts[chosen]["seconds"] > 0:
+    sparse = (result.get("strategy") or {}).get("support") == "sparse"
+    # The sparse path's starts are its coarse plans (with their fine probes), not exact starts.
+    if not sparse and starts and 0 <= chosen < len(starts) and starts[chosen]["seconds"] > 0:
         check = (result.get("timings") or {}).get("orientation_embedding", 0.0)
         budget = (sum(s["seconds"] for s in starts) + check) / starts[chosen]["seconds"]
     return matching, {
-        "starts": [{k: s.get(k) for k in ("name", "gw_loss", "iterations", "seconds", "skipped",
-                                          "stopped")} for s in starts],
+        "starts": [{k: s.get(k) for k in ("name", "gw_loss", "objective", "iterations", "seconds",
+                                          "skipped", "stopped")} for s in starts],
         "starts_over_kept": budget,
+        "start_chosen_name": starts[chosen]["name"] if 0 <= chosen < len(starts) else None,
+        "start_probe_seconds": (result.get("timings") or {}).get("start_probes", 0.0),
         "seconds": rep["total_seconds"], "wall_seconds": wall,
         "iterations": rep["iterations"], "termination": result.get("termination"),
         "solver": result.get("solver"), "gw_loss": result.get("gw_loss"),

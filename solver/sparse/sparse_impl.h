@@ -3,7 +3,11 @@
 // Levels: (1) each side is quantized into cells: `cells` nodes are picked (seeded, uniformly at
 // random without replacement) and every node joins its nearest pick, from provider queries in
 // blocks of picks; (2) the cells are aligned by the dense loop on the pick-to-pick distances with
-// cell masses as marginals; (3) each source node gets up to support_size candidate targets,
+// cell masses as marginals, and again from each orientation candidate of the cells' spectral
+// embeddings whose map disagrees with that plan (handedness.cpp; the disagreeing plans become
+// further starts, judged by kStartProbeIterations fine iterations each, sparse_solve.cpp, and
+// lifted one at a time);
+// (3) each source node gets up to support_size candidate targets,
 // members of the target cells its cell couples to most, and every target is covered by at least
 // one source node; (4) the sampled GW iterations (run_gw_iterations, the same driver as the dense
 // loops) run on that CSR support, and every support_regrow_every iterations each row's support is
@@ -129,8 +133,64 @@ struct SparseStart {
   CellIndex target_index;
 };
 
-// Levels (1) - (3): quantization, the coarse alignment and the starting support (support.cpp).
-SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& result);
+template <typename S>
+class ExactGw;
+template <typename S>
+class SpectralStarts;
+
+// The coarse level's orientation candidates (handedness.cpp): both sides' cells embedded by
+// classical MDS (the exact solver's SpectralStarts on the max-normalized pick-to-pick distances),
+// the best map between the embeddings and the best one of the other handedness. O(cells^2) memory.
+class CoarseOrientation {
+ public:
+  CoarseOrientation(const Quantization& src,
+                    const Quantization& tgt,
+                    const std::vector<double>& pc,
+                    const std::vector<double>& qc,
+                    const Options& options);
+  ~CoarseOrientation();
+  // Whether the embeddings tell the handedness: the other handedness's best map has at least
+  // 1.25x the best map's objective.
+  bool clear() const;
+  // The share of cell mass on which two coarse plans' argmax matchings agree (within 5% of the
+  // target's diameter), and whether that makes them the same candidate (at least half).
+  double agreement(const std::vector<double>& a, const std::vector<double>& b) const;
+  bool same(const std::vector<double>& a, const std::vector<double>& b) const;
+  // Entropic start plans (cells x cells) of the candidates whose maps disagree with `kept` (a
+  // coarse plan); none where the handedness is not clear.
+  std::vector<std::vector<double>> starts_against(const std::vector<double>& kept) const;
+
+ private:
+  Index cells_ = 0;
+  double ratio_ = 0.0;
+  std::unique_ptr<PreparedProblem> pb_;
+  std::unique_ptr<Options> options_;
+  std::unique_ptr<ExactGw<double>> gw_;
+  std::unique_ptr<SpectralStarts<double>> spectral_;
+};
+
+// Levels (1) and (2) (support.cpp): each side's cells and the coarse plans between them. The
+// first plan is the coarse solve's. Where the cells' embeddings tell the handedness
+// (CoarseOrientation::clear) and a candidate's map disagrees with that plan, the coarse problem is
+// solved again from the candidate, and each resulting plan that still disagrees with the earlier
+// ones is kept too (at most two more; run_sparse_solve judges them at the fine level).
+// Result::starts lists the coarse solves ("coarse", "coarse-spectral-N") with their coarse loss.
+struct CoarseLevel {
+  Quantization source, target;
+  std::vector<double> source_mass;         // cells: each source cell's mass
+  std::vector<std::vector<double>> plans;  // cells x cells each
+};
+CoarseLevel coarse_level(PreparedProblem& pb, const Options& options, Result& result);
+// Level (3): the starting support lifted from level.plans[which]. With `last` the level's
+// quantization and that plan move into the start (the level is spent); otherwise they are copied
+// (O(n + k + cells^2)), so that the starts can be lifted one at a time and only one support is
+// held at once.
+SparseStart lift_coarse_level(PreparedProblem& pb,
+                              const Options& options,
+                              CoarseLevel& level,
+                              std::size_t which,
+                              bool last,
+                              Result& result);
 // The full support instead (support_size >= k): every row holds all k columns, with the dense
 // loop's starting plan, and nothing to quantize or re-grow.
 SparseStart full_start(PreparedProblem& pb, const Options& options, Result& result);

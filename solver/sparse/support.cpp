@@ -7,6 +7,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <string>
 
 #include <omp.h>
 
@@ -146,15 +147,19 @@ std::optional<DenseMatrix<double>> coarse_feature_cost(const PreparedProblem& pb
 
 // (2) The coarse alignment: a sub-solve of the cells' pick-to-pick distances with the cells'
 // masses as marginals (and the cells' feature cost when the problem is fused), under the coarse
-// level's strategy (coarse_level_strategy).
+// level's strategy (coarse_level_strategy); from `initial_plan` (cells x cells) when not empty.
 Result align_cells(const PreparedProblem& pb,
                    const Options& options,
                    const Quantization& src,
                    const Quantization& tgt,
                    const std::vector<double>& pc,
-                   const std::vector<double>& qc) {
+                   const std::vector<double>& qc,
+                   std::vector<double> initial_plan) {
   const Index cells = src.cells;
   Problem problem;
+  if (!initial_plan.empty()) {
+    problem.initial_plan = DenseMatrix<double>(cells, cells, std::move(initial_plan));
+  }
   if (options.fused_weight > 0.0) problem.feature_cost = coarse_feature_cost(pb, src, tgt, pc, qc);
   problem.source = Geometry::from_distances(DenseMatrix<float>(cells, cells, src.distances));
   problem.target = Geometry::from_distances(DenseMatrix<float>(cells, cells, tgt.distances));
@@ -310,8 +315,8 @@ SparseStart lift_coarse_plan(PreparedProblem& pb,
 
 }  // namespace
 
-// (1) quantization, (2) the coarse alignment, (3) the starting support.
-SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& result) {
+// (1) quantization, (2) the coarse alignment and its orientation candidates.
+CoarseLevel coarse_level(PreparedProblem& pb, const Options& options, Result& result) {
   const Index n = pb.n, k = pb.k;
   const Index cells = resolved_support_cells(n, k, options);
   Quantization src, tgt;
@@ -326,15 +331,70 @@ SparseStart coarse_start(PreparedProblem& pb, const Options& options, Result& re
   Result coarse;
   {
     ScopedPhase phase(result.timings, "coarse");
-    coarse = align_cells(pb, options, src, tgt, pc, qc);
+    coarse = align_cells(pb, options, src, tgt, pc, qc, {});
   }
   result.multiscale_used = true;
   result.multiscale_size = cells;
   result.multiscale_iterations = coarse.iterations;
   result.multiscale_seconds = coarse.total_seconds;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  result.starts.push_back(
+      {"coarse", coarse.gw_loss, kNaN, coarse.iterations, coarse.total_seconds, kNaN, "", ""});
 
-  return lift_coarse_plan(pb, options, std::move(src), std::move(tgt), pc, std::move(coarse.plan),
-                          result);
+  // The orientation candidates (handedness.cpp says why): a coarse solve from each candidate
+  // whose map disagrees with the kept coarse plan. Only with a coarse plan to argue with (at
+  // least 8 cells; not with a fused feature cost, which tells left from right by itself).
+  std::vector<std::vector<double>> plans;
+  plans.push_back(std::move(coarse.plan));
+  if (cells >= 8 && options.fused_weight == 0.0 && coarse.termination != Termination::kCancelled) {
+    ScopedPhase phase(result.timings, "coarse_orientation");
+    const CoarseOrientation orientation(src, tgt, pc, qc, options);
+    int number = 0;
+    for (std::vector<double>& initial : orientation.starts_against(plans.front())) {
+      Result other = align_cells(pb, options, src, tgt, pc, qc, std::move(initial));
+      result.multiscale_iterations += other.iterations;
+      result.multiscale_seconds += other.total_seconds;
+      StartRecord record{"coarse-spectral-" + std::to_string(++number), other.gw_loss, kNaN,
+                         other.iterations, other.total_seconds, kNaN, "", ""};
+      if (other.termination == Termination::kCancelled) {
+        record.stopped = "cancelled";
+        result.starts.push_back(std::move(record));
+        break;
+      }
+      bool known = false;
+      for (const std::vector<double>& plan : plans) {
+        known = known || orientation.same(plan, other.plan);
+      }
+      if (known) {
+        record.stopped = "its coarse plan agrees with an earlier one";
+      } else {
+        plans.push_back(std::move(other.plan));
+      }
+      result.starts.push_back(std::move(record));
+    }
+  }
+  CoarseLevel level;
+  level.source = std::move(src);
+  level.target = std::move(tgt);
+  level.source_mass = std::move(pc);
+  level.plans = std::move(plans);
+  return level;
+}
+
+SparseStart lift_coarse_level(PreparedProblem& pb,
+                              const Options& options,
+                              CoarseLevel& level,
+                              std::size_t which,
+                              bool last,
+                              Result& result) {
+  GW_CHECK(which < level.plans.size(),
+           "lift_coarse_level: plan " << which << " of " << level.plans.size());
+  if (last) {
+    return lift_coarse_plan(pb, options, std::move(level.source), std::move(level.target),
+                            level.source_mass, std::move(level.plans[which]), result);
+  }
+  return lift_coarse_plan(pb, options, level.source, level.target, level.source_mass,
+                          level.plans[which], result);
 }
 
 // The full support: every row holds all k columns, with the dense loop's starting plan.

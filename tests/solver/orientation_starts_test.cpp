@@ -137,5 +137,33 @@ TEST(OrientationStarts, DefaultsListBothCandidatesAndKeepTheTrueMap) {
   EXPECT_LT(relative_error(pair, result.matching), kTrueMapError);
 }
 
+// Above the exact solver's size the sparse path aligns ~100 cells per side first, too few for the
+// coarse objective to see the quadruped's left from its right: its coarse plan ("coarse", the
+// first start) is the mirror. The coarse orientation candidates (solver/sparse/handedness.cpp)
+// are lifted beside it and a few fine iterations judge them: the mirror's probe cost is the
+// higher one and a candidate is chosen, the true map. Without the candidates only "coarse" would
+// be listed and the map would be the mirror (18.8% mean geodesic error, bench/RESULTS.md).
+TEST(OrientationStarts, SparsePathJudgesCoarseCandidatesAtTheFineLevel) {
+  const MeshPair pair = mesh_pair(datagen::MeshKind::kQuadruped, 3000);
+  Options options;
+  options.support = Support::kSparse;
+  const Result result = solve_mesh(pair, options);
+  ASSERT_GE(result.starts.size(), 2u);
+  EXPECT_EQ(result.starts[0].name, "coarse");
+  ASSERT_GE(result.start_chosen, 1);
+  const StartRecord& kept = result.starts.at(result.start_chosen);
+  EXPECT_EQ(kept.name.rfind("coarse-spectral-", 0), 0u) << kept.name;
+  EXPECT_TRUE(kept.stopped.empty());
+  // Every lifted start was probed, and the chosen one had the lowest probe cost; the first
+  // coarse plan's by a clear margin (a mirror's fine loss is ~1.15-1.5x the true map's).
+  for (const StartRecord& s : result.starts) {
+    if (!s.stopped.empty()) continue;
+    ASSERT_TRUE(std::isfinite(s.objective)) << s.name;
+    EXPECT_GE(s.objective, kept.objective) << s.name;
+  }
+  EXPECT_GT(result.starts[0].objective, 1.05 * kept.objective);
+  EXPECT_LT(relative_error(pair, result.matching), kMirrorError);
+}
+
 }  // namespace
 }  // namespace gw

@@ -319,7 +319,11 @@ TEST(Strategy, SolveRunsTheStrategyItReports) {
     EXPECT_EQ(r.strategy.to_json(), chosen.to_json()) << variant;
     EXPECT_EQ(r.strategy.solver, variant == 0 ? SolverKind::kExact : SolverKind::kSampled);
     EXPECT_EQ(r.strategy.support, variant == 2 ? Support::kSparse : Support::kDense);
-    EXPECT_EQ(!r.starts.empty(), variant == 0);         // the exact solver's starts ran
+    // The exact solver's starts, or the sparse path's coarse plan(s); none for the dense loop.
+    EXPECT_EQ(!r.starts.empty(), variant != 1);
+    if (variant == 2 && !r.starts.empty()) {
+      EXPECT_EQ(r.starts[0].name, "coarse");
+    }
     EXPECT_EQ(r.plan_topk.values.empty(), variant != 2);  // the sparse path returns CSR
   }
 }
