@@ -204,17 +204,26 @@ SearchResult search_registration(const std::vector<double>& fixed, const DenseMa
   Candidate best;
   best.score = score(scene, best);
   if (options.extent > 0.0) {
-    // Three levels: shifts every 5, 1.25 and 0.31 spacings, rotations every 0.07, 0.0175 and
-    // 0.0044 rad (the niche features are smooth over niche_radius spacings, so the optimum's basin
-    // is wider than the coarse step); the 4 best coarse candidates seed the second level.
+    // Two scales. Coarse: niche features over coarse_niche_radius spacings and the untruncated
+    // cost, shifts every 5 spacings over the whole extent -- a smooth score whose optimum is in
+    // the right basin (the fine niches' score, noisier, has spurious optima far off). Fine: the
+    // niche_radius features and the truncated cost, shifts every 1.25 then 0.31 spacings within
+    // two coarse steps of the 4 best coarse candidates. Rotations, when searched (max_angle > 0),
+    // every 0.07, 0.0175 and 0.0044 rad.
+    const DenseMatrix<double> fixed_coarse = niche_features(fixed, fixed_features, options.coarse_niche_radius * spacing);
+    const DenseMatrix<double> moving_coarse =
+        niche_features(moving, moving_features, options.coarse_niche_radius * spacing);
+    const double c_coarse = mean_pair_sq_distance(fixed_coarse, moving_coarse);
+    const Scene coarse{fixed,        grid, fixed_coarse, moved, moving_coarse, scene.sample, {scene.centre[0], scene.centre[1]},
+                       scene.match_radius, c_coarse > 0.0 ? 1.0 / c_coarse : 0.0, 1.0};
     const double shift_step = 5.0 * spacing, angle_step = 0.07;
     const int shift_steps = static_cast<int>(std::ceil(options.extent * diameter(fixed) / shift_step));
-    const double max_angle = options.max_angle;
-    const int angle_steps = static_cast<int>(std::ceil(max_angle / angle_step));
-    std::vector<Candidate> level = grid_search(scene, {Candidate{}}, angle_steps, angle_step, shift_steps,
+    const int angle_steps = static_cast<int>(std::ceil(options.max_angle / angle_step));
+    const int fine_angles = angle_steps > 0 ? 2 : 0;
+    std::vector<Candidate> level = grid_search(coarse, {Candidate{}}, angle_steps, angle_step, shift_steps,
                                                shift_step, 4, out.candidates);
-    level = grid_search(scene, level, angle_steps > 0 ? 2 : 0, angle_step / 4, 4, shift_step / 4, 1, out.candidates);
-    level = grid_search(scene, level, angle_steps > 0 ? 2 : 0, angle_step / 16, 4, shift_step / 16, 1, out.candidates);
+    level = grid_search(scene, level, fine_angles, angle_step / 4, 8, shift_step / 4, 1, out.candidates);
+    level = grid_search(scene, level, fine_angles, angle_step / 16, 4, shift_step / 16, 1, out.candidates);
     if (!level.empty() && level[0].score < best.score) best = level[0];
   }
   RigidTransform transform = compose_candidate(start, best, scene.centre);

@@ -44,14 +44,15 @@ struct SearchOptions {
   // rotation for a larger overlap.
   double max_angle = 0.0;
   // Radii in units of the fixed section's median nearest-neighbour spacing.
-  double niche_radius = 3.0;
+  double niche_radius = 5.0;
+  double coarse_niche_radius = 8.0;  // the search's coarse level (untruncated cost)
   double match_radius = 2.0;
   // Moving cells scored per search candidate (an even stride sample). The score is flat near its
   // optimum: 600 cells put the optimum 0.13 of the diameter off where all 2,983 put it 0.025 off.
   Index sample = 4000;
   // Niche costs |h - g|^2 / c at or above this are cut to it (an unmatched cell costs the same):
   // a quarter of the mean cross-section niche distance.
-  double truncation = 0.25;
+  double truncation = 0.5;
   int icp_rounds = 30;
 };
 

@@ -125,23 +125,24 @@ void search_pair(const SectionData& fixed, const SectionData& moving, const std:
   const Registration fused = register_sections(plan_of(pair.result), fixed_xy, moving.coordinates, 2,
                                                options.registration);
   Registration start = register_sections(plan_of(shape), fixed_xy, moving.coordinates, 2, options.registration);
-  constexpr double kPi = 3.14159265358979323846;
-  const double turn = std::remainder(start.transform.angle() - fused.transform.angle(), 2.0 * kPi);
-  if (std::abs(turn) > kPi / 2 && !start.transform.reflection) {
-    // The half turn about the moved section's centroid.
-    const std::vector<double> moved = start.transform.apply(moving.coordinates);
-    double c[2] = {0.0, 0.0};
-    for (std::size_t v = 0; v < moved.size(); v += 2) {
-      c[0] += moved[v] * 2.0 / static_cast<double>(moved.size());
-      c[1] += moved[v + 1] * 2.0 / static_cast<double>(moved.size());
-    }
-    RigidTransform half = RigidTransform::identity(2);
-    half.rotation = {-1.0, 0.0, 0.0, -1.0};
-    half.translation = {2.0 * c[0], 2.0 * c[1]};
-    start.transform = half.compose(start.transform);
+  // The geometric plan fixes the outline's rotation up to its symmetries: for a centrally
+  // symmetric outline (a rectangular field of view) the half turn fits as well. Both are searched
+  // and the better expression score kept (the fused plan's rotation, pulled by the non-shared
+  // cells, does not reliably tell them apart).
+  const std::vector<double> moved = start.transform.apply(moving.coordinates);
+  double c[2] = {0.0, 0.0};
+  for (std::size_t v = 0; v < moved.size(); v += 2) {
+    c[0] += moved[v] * 2.0 / static_cast<double>(moved.size());
+    c[1] += moved[v + 1] * 2.0 / static_cast<double>(moved.size());
   }
+  RigidTransform half = RigidTransform::identity(2);
+  half.rotation = {-1.0, 0.0, 0.0, -1.0};
+  half.translation = {2.0 * c[0], 2.0 * c[1]};
   pair.search = search_registration(fixed_xy, fixed.features, moving.coordinates, moving.features, start.transform,
                                     options.search_options);
+  const SearchResult turned = search_registration(fixed_xy, fixed.features, moving.coordinates, moving.features,
+                                                  half.compose(start.transform), options.search_options);
+  if (turned.score < pair.search.score) pair.search = turned;
   pair.searched = true;
   pair.registration = fused;
   pair.registration.transform = pair.search.transform;
