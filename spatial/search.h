@@ -1,29 +1,35 @@
-// Registration of a section by its tissue pattern, after the plan's placement: a fused GW plan
-// between two sections that share only part of their area maps each section's whole window onto
-// the other's (balanced transport must place the non-shared cells somewhere; a partial plan from
-// the sampled solver does not reliably pick the shared part), so the plan's Procrustes fit is
-// shifted by about the non-shared width (at 70% overlap, 0.19 of the diameter with a correct
-// rotation). This step corrects it, starting from the plan's motion:
+// Registration of a section by its tissue pattern: a fused GW plan between two sections that
+// share only part of their area maps each section's whole window onto the other's (balanced
+// transport must place the non-shared cells somewhere; a partial plan from the sampled solver
+// does not reliably pick the shared part), so the plan's Procrustes fit is shifted by about the
+// non-shared width (at 70% overlap, 0.16-0.20 of the diameter). This step corrects it from a
+// starting motion (in align_sections: the fit of a plan on the geometry alone, whose rotation is
+// the outline's):
 //
-//  1. Niche features: each cell's expression features averaged over the cells within
-//     niche_radius x the section's median cell spacing (the local cell-type mix, which is what a
-//     tissue domain is; single cells' profiles are too noisy to locate a cell).
-//  2. Global search: rotations within +-max_angle of the plan's, about the moved section's
-//     centroid, and translations within +-extent x the fixed section's diameter, scored on a
-//     sample of moving cells by the truncated cost mean_j min(|h_j - g_nn(j)|^2 / c, 1), where
-//     nn(j) is the nearest fixed cell within match_radius spacings (no such cell: cost 1, the
-//     cell is outside the overlap) and c is the mean squared niche distance between the sections.
-//     A truncated (redescending) cost: cells outside the overlap weigh as a constant, so they do
-//     not pull the fit, and larger agreeing overlaps score better. Coarse grid, then a finer one
-//     around the best coarse candidates.
+//  1. Niche features: each cell's expression features averaged over the cells within a radius
+//     of the section's median nearest-neighbour spacing (the local cell-type mix, which is what
+//     a tissue domain is; single cells' profiles are too noisy to locate a cell).
+//  2. Global search over translations within +-extent x the fixed section's diameter (and
+//     rotations within +-max_angle of the start's, about the moved section's centroid), scored
+//     on a sample of moving cells by the truncated cost mean_j min(|h_j - g_nn(j)|^2 / c, tau) /
+//     tau, where nn(j) is the nearest fixed cell within match_radius spacings (no such cell: the
+//     cost tau, the cell is outside the overlap) and c is the mean squared niche distance between
+//     the sections. Truncated (redescending): cells outside the overlap weigh a constant, so they
+//     do not pull. Coarse level: niches over coarse_niche_radius spacings, tau = 1, shifts every
+//     5 spacings over the whole extent (a smooth score, its optimum in the right basin); fine
+//     levels: niche_radius niches, tau = truncation, shifts every 1.25 then 0.31 spacings around
+//     the best coarse candidates.
 //  3. Trimmed ICP: every moving cell is matched to the fixed cell within match_radius that
-//     minimizes |x - y|^2 / r^2 + |h - g|^2 / c; matches whose niche cost exceeds 1 (the
-//     truncation) are dropped and the rest weighted by (1 - cost)^2 (Tukey's biweight) in a
-//     weighted Procrustes fit; repeated until the motion moves less than 1e-3 spacings.
+//     minimizes |x - y|^2 / r^2 + |h - g|^2 / c; matches whose niche cost reaches the truncation
+//     are dropped and the rest weighted by (1 - cost / truncation)^2 (Tukey's biweight) in a
+//     weighted Procrustes fit; repeated until no cell moves 1e-3 spacings (at most icp_rounds).
+//
+// Accuracy is bounded by how the tissue changes between sections: on `gwalign generate tissue`
+// stacks the layers move radially by 23-37 units between adjacent sections (0.02-0.03 of the
+// diameter), which no rigid motion undoes; measured errors at 70% overlap are 0.025-0.07.
 //
 // Memory O(n f) (the niche features); time O(n (f + neighbours)) per ICP round plus
-// O(candidates x sample) for the search -- never n x k. The fixed side may be the union of
-// several registered sections (all points in one common frame).
+// O(candidates x sample x f) for the search -- never n x k.
 #pragma once
 
 #include <vector>
@@ -48,10 +54,11 @@ struct SearchOptions {
   double coarse_niche_radius = 8.0;  // the search's coarse level (untruncated cost)
   double match_radius = 2.0;
   // Moving cells scored per search candidate (an even stride sample). The score is flat near its
-  // optimum: 600 cells put the optimum 0.13 of the diameter off where all 2,983 put it 0.025 off.
+  // optimum: 600 cells put the optimum 0.13 of the diameter off where all 2,983 put it 0.025 off
+  // (one pair at 70% overlap).
   Index sample = 4000;
-  // Niche costs |h - g|^2 / c at or above this are cut to it (an unmatched cell costs the same):
-  // a quarter of the mean cross-section niche distance.
+  // Fine levels and ICP: niche costs |h - g|^2 / c at or above this are cut to it (an unmatched
+  // cell costs the same): half the mean cross-section niche distance.
   double truncation = 0.5;
   int icp_rounds = 30;
 };
@@ -67,7 +74,7 @@ struct SearchResult {
 };
 
 // fixed: n x 2 in the common frame, fixed_features n x f; moving: k x 2 in its own coordinates,
-// moving_features k x f; start: the plan's motion. kInvalidArgument on mismatched shapes or an
+// moving_features k x f; start: the starting motion (moving -> fixed frame). kInvalidArgument on mismatched shapes or an
 // empty side. Thread-safe.
 SearchResult search_registration(const std::vector<double>& fixed,
                                  const DenseMatrix<double>& fixed_features,

@@ -53,11 +53,12 @@ the typical spacing of the other registered section). Partial transport runs on 
 fused plan. search: a balanced fused plan (rough rotation), a balanced plan on the geometry alone
 (the outline's rotation), then a search over positions within +-F x the fixed section's diameter
 (--search-extent F, default 0.4) scored by agreement of the cells' neighbourhood expression (a
-truncated cost: cells outside the overlap do not pull), and a trimmed ICP; with a partial
+truncated cost: cells outside the overlap do not pull), and a trimmed ICP; both half turns of
+the outline are searched; with a partial
 overlap the plan is solved once more in the registered frame, so its mass stays on the overlap.
 auto (default): search when --overlap is below 1 or auto, plan otherwise. A fused plan between
 sections that share only part of their area maps window onto window: at 70% overlap its fit is
-0.19 of the diameter off, the search's 0.025 (generated tissue, 3,000 cells).
+0.16-0.20 of the diameter off, the search's 0.025-0.07 (generated tissue, 2,000-3,000 cells).
 
 Examples:
   gwalign slices a.h5ad b.h5ad --out-dir aligned/ --transfer celltype
@@ -142,7 +143,10 @@ spatial::SlicesOptions slices_options(const cxxopts::ParseResult& flags, int sec
   // here; the dispatcher would pick them up to auto_precomputed_max_nodes).
   if (!flags.count("mode")) o.solver.distance_mode = DistanceMode::kLandmark;
   o.registration.allow_reflection = flags.count("allow-reflection") > 0;
-  o.registration_mode = spatial::registration_mode_from_string(flags["registration"].as<std::string>());
+  const std::string mode = flags["registration"].as<std::string>();
+  GW_CHECK(mode == "auto" || mode == "plan" || mode == "search",
+           "--registration must be auto, plan or search, got '" << mode << "'");
+  o.registration_mode = spatial::registration_mode_from_string(mode);
   GW_CHECK(o.registration_mode != spatial::RegistrationMode::kSearch || o.solver.fused_weight > 0.0,
            "--registration search needs the expression cost (--fused-weight > 0)");
   o.search_options.extent = flags["search-extent"].as<double>();
