@@ -27,7 +27,7 @@ constexpr double kPlanFitErrorAtLeast = 0.14;
 // of the plan's mass: 0.13 measured. Leaks: the registration's 0.025 (32 units, 4% of the
 // window's width at each edge), the coordinate term's radius (3 spacings), and the partial mass
 // itself (0.7 x the larger section, more than the smaller one's overlap holds when the densities
-// differ). A balanced plan puts 0.27-0.31 there.
+// differ). A balanced plan puts 0.27-0.31 of its mass on either side's outside cells.
 constexpr double kOutsideMassTolerance = 0.2;
 
 struct Stack {
