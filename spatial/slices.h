@@ -2,7 +2,8 @@
 // et al. 2022, at any size): for each pair of sections (consecutive, or each to a reference), a
 // fused GW plan between their in-plane geometries with an expression cost, then a weighted
 // Procrustes registration (registration.h) that carries each section into the frame of the first
-// (or of the reference), with a z per section.
+// (or of the reference), with a z per section. Sections that share only part of their area are
+// registered by the pattern search instead (RegistrationMode, search.h).
 //
 // The solve goes through gw::solve and its dispatcher (solver/strategy.h): the geometry is each
 // section's coordinates (Geometry::from_points: a kNN graph whose shortest paths are the in-plane
@@ -40,13 +41,14 @@ struct SectionData {
 };
 
 // kPlan: the weighted Procrustes fit of the pair's fused plan (PASTE's stacking). kSearch: the
-// pattern search (search.h): a balanced fused plan for the rough rotation, a balanced plan on
-// the geometry alone for the shape's rotation (a second solve, fused_weight 0), then the search
-// over positions scored by niche-expression agreement and a trimmed ICP. A fused plan between
-// sections that share only part of their area maps window onto window (at 70% overlap the fit is
-// 0.19 of the diameter off); the search is for that case. It needs expression features
-// (fused_weight > 0). With a partial overlap (given or estimated) the plan is then solved once
-// more in the registered frame (a refinement round), so that its mass stays on the overlap.
+// pattern search (search.h): a balanced fused plan, a balanced plan on the geometry alone for the
+// outline's rotation (a second solve, fused_weight 0), then the search over positions scored by
+// niche-expression agreement (from both half turns of the geometric fit) and a trimmed ICP. A
+// fused plan between sections that share only part of their area maps window onto window (at
+// 70% overlap its fit is 0.16-0.20 of the diameter off, the search's 0.025-0.07); the search is
+// for that case. It needs expression features (fused_weight > 0). With a partial overlap (given
+// or estimated) the plan is then solved once more in the registered frame (a refinement round),
+// so that its mass stays on the overlap.
 enum class RegistrationMode { kAuto, kPlan, kSearch };
 const char* to_string(RegistrationMode mode);
 // "auto" / "plan" / "search"; anything else is kInvalidArgument listing them.
