@@ -3,88 +3,20 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "core/error.h"
 #include "graph/knn.h"
 #include "solver/solve.h"
+#include "spatial/grid2d.h"
 #include "spatial/plan_view.h"
+#include "spatial/search.h"
 
 namespace gw::spatial {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Nearest-point distances in 2-D from a uniform grid over `points` (cells about one point each):
-// exact, O(1) expected per query for the evenly spread cells of a section.
-class Grid2d {
- public:
-  explicit Grid2d(const std::vector<double>& points) : points_(points) {
-    const std::size_t n = points.size() / 2;
-    lo_[0] = lo_[1] = std::numeric_limits<double>::infinity();
-    double hi[2] = {-lo_[0], -lo_[1]};
-    for (std::size_t i = 0; i < n; ++i) {
-      for (int a = 0; a < 2; ++a) {
-        lo_[a] = std::min(lo_[a], points[2 * i + a]);
-        hi[a] = std::max(hi[a], points[2 * i + a]);
-      }
-    }
-    const double area = std::max((hi[0] - lo_[0]) * (hi[1] - lo_[1]), 1e-300);
-    cell_ = std::max(std::sqrt(area / static_cast<double>(std::max<std::size_t>(n, 1))), 1e-12);
-    for (int a = 0; a < 2; ++a) dims_[a] = static_cast<long>((hi[a] - lo_[a]) / cell_) + 1;
-    start_.assign(static_cast<std::size_t>(dims_[0] * dims_[1]) + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++start_[bucket(points[2 * i], points[2 * i + 1]) + 1];
-    for (std::size_t b = 1; b < start_.size(); ++b) start_[b] += start_[b - 1];
-    order_.resize(n);
-    std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) order_[fill[bucket(points[2 * i], points[2 * i + 1])]++] = i;
-  }
-
-  // Distance from (x, y) to the nearest point, skipping index `skip`.
-  double nearest(double x, double y, std::size_t skip = SIZE_MAX) const {
-    const long cx = clampi(static_cast<long>((x - lo_[0]) / cell_), dims_[0]);
-    const long cy = clampi(static_cast<long>((y - lo_[1]) / cell_), dims_[1]);
-    double best = std::numeric_limits<double>::infinity();
-    for (long ring = 0; ring <= std::max(dims_[0], dims_[1]); ++ring) {
-      for (long gx = cx - ring; gx <= cx + ring; ++gx) {
-        for (long gy = cy - ring; gy <= cy + ring; ++gy) {
-          if (std::max(std::abs(gx - cx), std::abs(gy - cy)) != ring) continue;
-          if (gx < 0 || gy < 0 || gx >= dims_[0] || gy >= dims_[1]) continue;
-          const std::size_t b = static_cast<std::size_t>(gx * dims_[1] + gy);
-          for (std::size_t p = start_[b]; p < start_[b + 1]; ++p) {
-            const std::size_t i = order_[p];
-            if (i == skip) continue;
-            best = std::min(best, std::hypot(points_[2 * i] - x, points_[2 * i + 1] - y));
-          }
-        }
-      }
-      // Every point outside the rings searched is at least ring x cell away from the query's cell.
-      if (best <= ring * cell_) break;
-    }
-    return best;
-  }
-
- private:
-  static long clampi(long v, long dim) { return std::clamp(v, 0L, dim - 1); }
-  std::size_t bucket(double x, double y) const {
-    const long gx = clampi(static_cast<long>((x - lo_[0]) / cell_), dims_[0]);
-    const long gy = clampi(static_cast<long>((y - lo_[1]) / cell_), dims_[1]);
-    return static_cast<std::size_t>(gx * dims_[1] + gy);
-  }
-  const std::vector<double>& points_;
-  double lo_[2];
-  double cell_ = 1.0;
-  long dims_[2] = {1, 1};
-  std::vector<std::size_t> start_;
-  std::vector<std::size_t> order_;
-};
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // Fraction of `a`'s points within `radius` of some point of `b`.
@@ -95,14 +27,7 @@ double covered_fraction(const std::vector<double>& a, const Grid2d& b, double ra
   return static_cast<double>(covered) / static_cast<double>(std::max<std::size_t>(n, 1));
 }
 
-double spacing(const std::vector<double>& points, const Grid2d& grid) {
-  const std::size_t n = points.size() / 2;
-  // A sample of 2,000 points is plenty for a median.
-  const std::size_t stride = std::max<std::size_t>(1, n / 2000);
-  std::vector<double> d;
-  for (std::size_t i = 0; i < n; i += stride) d.push_back(grid.nearest(points[2 * i], points[2 * i + 1], i));
-  return median(std::move(d));
-}
+double spacing(const std::vector<double>& points, const Grid2d& grid) { return median_spacing(points, grid); }
 
 Result solve_pair(const SectionData& fixed, const SectionData& moving, const Options& options,
                   std::optional<double> overlap) {
@@ -158,7 +83,90 @@ double mean_feature_sq_distance(const DenseMatrix<double>& a, const DenseMatrix<
   return va + vb + shift;
 }
 
+// sum P_ij |R y_j + t - x_i|^2 of `reg`'s motion, into reg.residual / rms_residual / mass.
+void set_residual(const PlanView& plan, const std::vector<double>& source, const std::vector<double>& target,
+                  Registration& reg) {
+  const std::vector<double> moved = reg.transform.apply(target);
+  double residual = 0.0, mass = 0.0;
+  for (Index i = 0; i < plan.rows(); ++i) {
+    plan.for_each_in_row(i, [&](Index j, double p) {
+      if (p <= 0.0) return;
+      const double dx = moved[2 * static_cast<std::size_t>(j)] - source[2 * static_cast<std::size_t>(i)];
+      const double dy = moved[2 * static_cast<std::size_t>(j) + 1] - source[2 * static_cast<std::size_t>(i) + 1];
+      residual += p * (dx * dx + dy * dy);
+      mass += p;
+    });
+  }
+  reg.residual = residual;
+  reg.mass = mass;
+  reg.rms_residual = mass > 0.0 ? std::sqrt(residual / mass) : 0.0;
+}
+
+bool search_active(const SlicesOptions& o) {
+  if (o.registration_mode == RegistrationMode::kPlan || o.solver.fused_weight <= 0.0) return false;
+  if (o.registration_mode == RegistrationMode::kSearch) return true;
+  return o.estimate_overlap || (o.overlap && *o.overlap < 1.0);
+}
+
+// The pattern-search registration of `moving` onto `fixed` (given in the common frame by
+// `fixed_xy`): the balanced fused plan (kept in pair.result) gives the rough rotation, a
+// balanced plan on the geometry alone the rotation of the shape (a fused plan between sections
+// that share part of their area is pulled off it by the expression of the non-shared cells;
+// the geometric plan is pulled only along the shape's own symmetries -- the direction of the
+// overlap's offset, and a half turn for a centrally symmetric outline, resolved by the fused
+// plan's rotation), and search_registration the position from the expression.
+void search_pair(const SectionData& fixed, const SectionData& moving, const std::vector<double>& fixed_xy,
+                 const SlicesOptions& options, PairAlignment& pair) {
+  pair.result = solve_pair(fixed, moving, options.solver, std::nullopt);
+  Options geometric = options.solver;
+  geometric.fused_weight = 0.0;
+  const Result shape = solve_pair(fixed, moving, geometric, std::nullopt);
+  const auto reg_start = std::chrono::steady_clock::now();
+  const Registration fused = register_sections(plan_of(pair.result), fixed_xy, moving.coordinates, 2,
+                                               options.registration);
+  Registration start = register_sections(plan_of(shape), fixed_xy, moving.coordinates, 2, options.registration);
+  // The geometric plan fixes the outline's rotation up to its symmetries: for a centrally
+  // symmetric outline (a rectangular field of view) the half turn fits as well. Both are searched
+  // and the better expression score kept (the fused plan's rotation, pulled by the non-shared
+  // cells, does not reliably tell them apart).
+  const std::vector<double> moved = start.transform.apply(moving.coordinates);
+  double c[2] = {0.0, 0.0};
+  for (std::size_t v = 0; v < moved.size(); v += 2) {
+    c[0] += moved[v] * 2.0 / static_cast<double>(moved.size());
+    c[1] += moved[v + 1] * 2.0 / static_cast<double>(moved.size());
+  }
+  RigidTransform half = RigidTransform::identity(2);
+  half.rotation = {-1.0, 0.0, 0.0, -1.0};
+  half.translation = {2.0 * c[0], 2.0 * c[1]};
+  pair.search = search_registration(fixed_xy, fixed.features, moving.coordinates, moving.features, start.transform,
+                                    options.search_options);
+  const SearchResult turned = search_registration(fixed_xy, fixed.features, moving.coordinates, moving.features,
+                                                  half.compose(start.transform), options.search_options);
+  if (turned.score < pair.search.score) pair.search = turned;
+  pair.searched = true;
+  pair.registration = fused;
+  pair.registration.transform = pair.search.transform;
+  set_residual(plan_of(pair.result), fixed_xy, moving.coordinates, pair.registration);
+  pair.register_seconds += seconds_since(reg_start);
+}
+
 }  // namespace
+
+const char* to_string(RegistrationMode mode) {
+  switch (mode) {
+    case RegistrationMode::kAuto: return "auto";
+    case RegistrationMode::kPlan: return "plan";
+    case RegistrationMode::kSearch: return "search";
+  }
+  return "?";
+}
+
+RegistrationMode registration_mode_from_string(std::string_view text) {
+  if (text == "auto") return RegistrationMode::kAuto;
+  if (text == "plan") return RegistrationMode::kPlan;
+  if (text == "search") return RegistrationMode::kSearch;
+  GW_THROW(ErrorCode::kInvalidArgument, "registration must be auto, plan or search, got '" << text << "'");
+}
 
 PlanView plan_of(const Result& result) {
   if (!result.plan.empty()) return PlanView::dense(result.plan, result.n, result.k);
@@ -173,6 +181,8 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
            "reference section " << options.reference << " is out of range [0, " << count << ")");
   GW_CHECK(!options.overlap || (*options.overlap > 0.0 && *options.overlap <= 1.0),
            "overlap must be a mass fraction in (0, 1], got " << *options.overlap);
+  GW_CHECK(options.registration_mode != RegistrationMode::kSearch || options.solver.fused_weight > 0.0,
+           "registration = search needs expression features (fused_weight > 0)");
   for (const SectionData& s : sections) {
     GW_CHECK(s.dimension == 2, "section '" << s.name << "' has " << s.dimension
                                            << "-D coordinates; sections are aligned in 2-D");
@@ -204,12 +214,21 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
     // under the motion) and the registration then lands the moving section in that frame.
     const SectionData& fixed = sections[f];
     const auto start = std::chrono::steady_clock::now();
+    const SectionData& moving = sections[m];
     std::optional<double> overlap = options.overlap;
+    const bool search = search_active(options);
+    if (search) {
+      // Balanced fused plan (rough rotation), geometric plan (the shape's rotation), the
+      // expression search for the position (search_pair); the partial plan, if any, afterwards.
+      search_pair(fixed, moving, registered[f], options, pair);
+    } else if (options.estimate_overlap) {
+      pair.result = solve_pair(fixed, moving, options.solver, std::nullopt);
+      pair.registration = register_sections(plan_of(pair.result), registered[f], moving.coordinates, 2,
+                                            options.registration);
+    }
     if (options.estimate_overlap) {
-      const Result balanced = solve_pair(fixed, sections[m], options.solver, std::nullopt);
-      const Registration r = register_sections(plan_of(balanced), registered[f], sections[m].coordinates, 2,
-                                               options.registration);
-      const std::vector<double> moved = r.transform.apply(sections[m].coordinates);
+      // The registered sections' mutual coverage is the overlap.
+      const std::vector<double> moved = pair.registration.transform.apply(moving.coordinates);
       const Grid2d fixed_grid(registered[f]);
       const Grid2d moved_grid(moved);
       const double radius = options.overlap_radius * spacing(registered[f], fixed_grid);
@@ -217,30 +236,41 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
                          covered_fraction(registered[f], moved_grid, radius));
       overlap = std::clamp(*overlap, 0.05, 1.0);
     }
-    pair.result = solve_pair(fixed, sections[m], options.solver, overlap);
     pair.overlap = overlap.value_or(1.0);
-    auto reg_start = std::chrono::steady_clock::now();
-    pair.registration = register_sections(plan_of(pair.result), registered[f], sections[m].coordinates, 2,
-                                          options.registration);
-    pair.register_seconds = seconds_since(reg_start);
-    if (options.refine > 0) {
+    const bool partial = overlap && *overlap < 1.0;
+    if (!search && (partial || !options.estimate_overlap)) {
+      pair.result = solve_pair(fixed, moving, options.solver, overlap);
+      const auto reg_start = std::chrono::steady_clock::now();
+      pair.registration = register_sections(plan_of(pair.result), registered[f], moving.coordinates, 2,
+                                            options.registration);
+      pair.register_seconds += seconds_since(reg_start);
+    }
+    // With the search, a partial plan is solved once in the registered frame, so that its mass
+    // stays on the overlap the search found; the rounds then only sharpen the plan (the search's
+    // motion is kept). Without it, each round registers again from its plan.
+    const int rounds = search && partial ? std::max(options.refine, 1) : options.refine;
+    if (rounds > 0) {
       const Grid2d fixed_grid(registered[f]);
       const double radius = options.refine_radius * spacing(registered[f], fixed_grid);
       const double expression_sq =
-          options.solver.fused_weight > 0.0 ? mean_feature_sq_distance(fixed.features, sections[m].features) : 0.0;
+          options.solver.fused_weight > 0.0 ? mean_feature_sq_distance(fixed.features, moving.features) : 0.0;
       // Without expression features the coordinates alone make the cost (scale 1 / radius).
       const double scale = (expression_sq > 0.0 ? std::sqrt(expression_sq) : 1.0) / std::max(radius, 1e-300);
       Options refine_options = options.solver;
       if (refine_options.fused_weight <= 0.0) refine_options.fused_weight = 0.9;
-      SectionData fixed_aug = fixed, moving_aug = sections[m];
+      SectionData fixed_aug = fixed, moving_aug = moving;
       fixed_aug.features = with_coordinates(fixed, registered[f], scale);
-      for (int round = 0; round < options.refine; ++round) {
+      for (int round = 0; round < rounds; ++round) {
         moving_aug.features =
-            with_coordinates(sections[m], pair.registration.transform.apply(sections[m].coordinates), scale);
+            with_coordinates(moving, pair.registration.transform.apply(moving.coordinates), scale);
         pair.result = solve_pair(fixed_aug, moving_aug, refine_options, overlap);
-        reg_start = std::chrono::steady_clock::now();
-        pair.registration = register_sections(plan_of(pair.result), registered[f], sections[m].coordinates, 2,
-                                              options.registration);
+        const auto reg_start = std::chrono::steady_clock::now();
+        if (search) {
+          set_residual(plan_of(pair.result), registered[f], moving.coordinates, pair.registration);
+        } else {
+          pair.registration = register_sections(plan_of(pair.result), registered[f], moving.coordinates, 2,
+                                                options.registration);
+        }
         pair.register_seconds += seconds_since(reg_start);
         ++pair.refinements;
       }

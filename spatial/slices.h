@@ -2,7 +2,8 @@
 // et al. 2022, at any size): for each pair of sections (consecutive, or each to a reference), a
 // fused GW plan between their in-plane geometries with an expression cost, then a weighted
 // Procrustes registration (registration.h) that carries each section into the frame of the first
-// (or of the reference), with a z per section.
+// (or of the reference), with a z per section. Sections that share only part of their area are
+// registered by the pattern search instead (RegistrationMode, search.h).
 //
 // The solve goes through gw::solve and its dispatcher (solver/strategy.h): the geometry is each
 // section's coordinates (Geometry::from_points: a kNN graph whose shortest paths are the in-plane
@@ -16,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/types.h"
@@ -24,6 +26,7 @@
 #include "solver/result.h"
 #include "spatial/plan_view.h"
 #include "spatial/registration.h"
+#include "spatial/search.h"
 
 namespace gw::spatial {
 
@@ -36,6 +39,20 @@ struct SectionData {
   std::vector<double> coordinates;
   DenseMatrix<double> features;
 };
+
+// kPlan: the weighted Procrustes fit of the pair's fused plan (PASTE's stacking). kSearch: the
+// pattern search (search.h): a balanced fused plan, a balanced plan on the geometry alone for the
+// outline's rotation (a second solve, fused_weight 0), then the search over positions scored by
+// niche-expression agreement (from both half turns of the geometric fit) and a trimmed ICP. A
+// fused plan between sections that share only part of their area maps window onto window (at
+// 70% overlap its fit is 0.16-0.20 of the diameter off, the search's 0.025-0.07); the search is
+// for that case. It needs expression features (fused_weight > 0). With a partial overlap (given
+// or estimated) the plan is then solved once more in the registered frame (a refinement round),
+// so that its mass stays on the overlap.
+enum class RegistrationMode { kAuto, kPlan, kSearch };
+const char* to_string(RegistrationMode mode);
+// "auto" / "plan" / "search"; anything else is kInvalidArgument listing them.
+RegistrationMode registration_mode_from_string(std::string_view text);
 
 struct SlicesOptions {
   // Options of every pair's solve (fused_weight, seed, threads, top_k, ...). fused_weight is the
@@ -50,7 +67,8 @@ struct SlicesOptions {
   // versa, the smaller of the two), then the partial solve with that mass.
   bool estimate_overlap = false;
   double overlap_radius = 2.0;
-  // Refinement rounds after the first registration (an ICP through the solver): each round solves
+  // Refinement rounds after the first registration (an ICP through the solver; with the search,
+  // the rounds only sharpen the plan and the search's motion is kept): each round solves
   // the pair again with the registered coordinates appended to the features -- scaled so that a
   // displacement of refine_radius x the fixed section's median cell spacing costs as much as the
   // mean squared expression distance -- and registers again from the new plan. The first plan
@@ -58,6 +76,10 @@ struct SlicesOptions {
   // the rounds sharpen the correspondences it leaves blurred along the tissue's layers.
   int refine = 0;
   double refine_radius = 3.0;
+  // How each pair is registered (RegistrationMode). kAuto: the pattern search when the sections
+  // overlap partially (overlap < 1 or estimate_overlap), the plan's Procrustes fit otherwise.
+  RegistrationMode registration_mode = RegistrationMode::kAuto;
+  SearchOptions search_options;
   // -1: consecutive pairs (0,1), (1,2), ...; section s is registered onto section s - 1's
   // registered coordinates. Otherwise every other section is aligned to this one.
   int reference = -1;
@@ -74,6 +96,8 @@ struct PairAlignment {
   double overlap = 1.0;  // the overlap used (given, estimated, or 1 for balanced)
   double overlap_mass = 1.0;  // the plan's total mass
   int refinements = 0;        // refinement rounds run
+  bool searched = false;      // the pattern search registered the pair (RegistrationMode)
+  SearchResult search;
   double solve_seconds = 0.0;  // all solves of the pair, refinements included
   double register_seconds = 0.0;
 };
@@ -91,7 +115,8 @@ struct SlicesResult {
 using SlicesProgress = std::function<bool(int done, int total)>;
 
 // kInvalidArgument for fewer than 2 sections, a dimension other than 2, features of different
-// widths or rows, a reference out of range, an overlap outside (0, 1]. gw::solve's errors pass
+// widths or rows, a reference out of range, an overlap outside (0, 1], the
+// search without expression features (fused_weight 0). gw::solve's errors pass
 // through with the pair's section names prefixed.
 SlicesResult align_sections(const std::vector<SectionData>& sections, const SlicesOptions& options,
                             const SlicesProgress& progress = {});

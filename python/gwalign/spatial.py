@@ -93,7 +93,10 @@ def align_slices(adatas, *, fused_weight=0.9, expression="pca", pca_dims=30, fea
     section's obsm[KEY] (a joint X_pca, X_scVI) instead of the PCA. The plan registers the moving
     section onto the fixed one (weighted Procrustes); the first section (or the reference) sets
     the frame, and section s gets z = s x z_spacing. overlap: None (balanced), a fraction in
-    (0, 1] of each section's mass (partial transport), or "auto" (estimated per pair). refine:
+    (0, 1] of each section's mass (partial transport), or "auto" (estimated per pair); with an
+    overlap below 1 or "auto", each pair is registered by the pattern search of `gwalign slices
+    --registration auto` (a geometric plan's rotation, an expression search for the position,
+    then the partial plan in the registered frame; reports[p]["registration_method"]). refine:
     rounds that solve again with the registered coordinates beside the expression features.
     solver_options: gw::Options fields by name (seed, knn, num_landmarks, ...), as gwalign.align;
     distance_mode defaults to "landmark", as in `gwalign slices`.

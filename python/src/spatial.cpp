@@ -125,6 +125,7 @@ py::dict pair_dict(spatial::PairAlignment& p) {
   d["overlap"] = p.overlap;
   d["overlap_mass"] = p.overlap_mass;
   d["refinements"] = p.refinements;
+  d["registration_method"] = p.searched ? "search" : "plan";
   d["solve_seconds"] = p.solve_seconds;
   d["register_seconds"] = p.register_seconds;
   d["solve_json"] = r.to_json(false);

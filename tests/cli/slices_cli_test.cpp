@@ -73,8 +73,10 @@ TEST(Slices, PartialOverlapMovesTheGivenMassAndLeavesCellsUnlabelled) {
   ScratchDir dir;
   generate(dir, {"--sections", "2", "--overlap", "0.6", "--max-rotation", "30"});
   const std::string a = dir.file("in/section_0.h5ad"), b = dir.file("in/section_1.h5ad");
+  // --registration plan: the partial plan alone (auto would run the pattern search first; that
+  // path is checked against the generator's truth in tests/spatial/stack_test.cpp).
   const RunResult r = gwalign({"slices", a, b, "--out-dir", dir.file("out"), "--overlap", "0.6",
-                               "--transfer", "domain"},
+                               "--transfer", "domain", "--registration", "plan"},
                               dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string report = read_text(dir.file("out/report_0_1.json"));
@@ -85,7 +87,7 @@ TEST(Slices, PartialOverlapMovesTheGivenMassAndLeavesCellsUnlabelled) {
   // The plan moves exactly the requested mass, and the cells it leaves out are unlabelled. Where
   // the left-out mass sits is not asserted: measured, a third of the moved mass lands on B's cells
   // outside the true overlap (40% of B's cells are outside), so the partial plan does not yet find
-  // the overlap on this data (bench/RESULTS.md, tissue sections).
+  // the overlap on this data without the search (bench/RESULTS.md, tissue sections).
   EXPECT_NEAR(total, 0.6, 1e-3);
   const io::H5adReader out(dir.file("out/section_1.h5ad"));
   int unreached = 0;
@@ -113,6 +115,16 @@ TEST(Slices, BadInputsFailWithOneLineNamingFileAndKeyAndWriteNothing) {
                         66, {"ok.h5ad", "'celltype'"}, out);
   expect_one_line_error(gwalign({"slices", dir.file("ok.h5ad"), dir.file("ok2.h5ad"), "--out-dir", out, "--overlap", "1.5"}, dir.path()),
                         64, {"--overlap"}, out);
+  const std::vector<std::string> pair = {"slices", dir.file("ok.h5ad"), dir.file("ok2.h5ad"), "--out-dir", out};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = pair;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return gwalign(args, dir.path());
+  };
+  expect_one_line_error(with({"--registration", "icp"}), 64, {"--registration", "auto, plan or search", "'icp'"}, out);
+  expect_one_line_error(with({"--search-extent", "-1"}), 64, {"--search-extent", "[0, 2]"}, out);
+  expect_one_line_error(with({"--registration", "search", "--fused-weight", "0"}), 64,
+                        {"--registration search", "--fused-weight"}, out);
 }
 
 TEST(Transfer, PushMatchesSlicesOwnTransferAndPullWritesTheSource) {
