@@ -142,7 +142,9 @@ py::tuple align_sections_arrays(const std::vector<std::string>& names,
                                 int reference,
                                 double z_spacing,
                                 int refine,
-                                bool allow_reflection) {
+                                bool allow_reflection,
+                                const std::string& registration,
+                                double search_extent) {
   GW_CHECK(
       names.size() == coordinates.size(),
       "align_sections: " << names.size() << " names for " << coordinates.size() << " sections");
@@ -171,6 +173,12 @@ py::tuple align_sections_arrays(const std::vector<std::string>& names,
   options.refine = refine;
   GW_CHECK(refine >= 0, "refine must be >= 0, got " << refine);
   options.registration.allow_reflection = allow_reflection;
+  options.registration_mode = spatial::registration_mode_from_string(registration);
+  GW_CHECK(options.registration_mode != spatial::RegistrationMode::kSearch || solver.fused_weight > 0.0,
+           "registration='search' scores positions by expression; it needs fused_weight > 0");
+  GW_CHECK(std::isfinite(search_extent) && search_extent >= 0.0 && search_extent <= 2.0,
+           "search_extent must be a fraction of the diameter in [0, 2], got " << search_extent);
+  options.search_options.extent = search_extent;
   spatial::SlicesResult result;
   {
     py::gil_scoped_release release;
@@ -334,7 +342,9 @@ void bind_spatial(py::module_& m) {
         py::arg("reference"),
         py::arg("z_spacing"),
         py::arg("refine"),
-        py::arg("allow_reflection"));
+        py::arg("allow_reflection"),
+        py::arg("registration") = "auto",
+        py::arg("search_extent") = 0.4);
   m.def("spatial_transfer_categorical",
         &transfer_categorical_arrays,
         py::arg("data"),

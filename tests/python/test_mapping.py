@@ -1,6 +1,7 @@
 """gwalign.spatial.map_atlas: a generated dissociated atlas mapped onto a section of the same
 synthetic tissue, cell types carried by gwalign.transfer and scored against the section's truth,
-the same plan as `gwalign map`, and one-line errors on bad input."""
+the same plan as `gwalign map`, and one-line errors on bad input; align_slices' features= and
+registration= arguments against `gwalign slices --features / --registration`."""
 
 import numpy as np
 import pytest
@@ -99,3 +100,19 @@ def test_align_slices_features_key_matches_slices_features(tmp_path):
     gwalign.spatial.align_slices(sections, features="spatial_true", expression="cosine")
     cli = ad.read_h5ad(tmp_path / "cli" / "section_1.h5ad")
     np.testing.assert_allclose(sections[1].obsm["spatial_aligned"], cli.obsm["spatial_aligned"], rtol=0, atol=1e-9)
+
+
+def test_align_slices_registration_argument_matches_the_cli(tmp_path):
+    """registration="search" on balanced sections: the pattern search of `--registration search`,
+    the same registered coordinates; an unknown mode is a one-line error."""
+    _run("generate", "tissue", "--sections", 2, "-n", 700, "--seed", 5, "--out-dir", tmp_path / "in")
+    paths = [tmp_path / "in" / "section_0.h5ad", tmp_path / "in" / "section_1.h5ad"]
+    _run("slices", *paths, "--out-dir", tmp_path / "cli", "--registration", "search", "--search-extent", 0.3)
+    sections = [ad.read_h5ad(p) for p in paths]
+    _, reports = gwalign.spatial.align_slices(sections, registration="search", search_extent=0.3)
+    assert reports[0]["registration_method"] == "search"
+    cli = ad.read_h5ad(tmp_path / "cli" / "section_1.h5ad")
+    np.testing.assert_allclose(sections[1].obsm["spatial_aligned"], cli.obsm["spatial_aligned"], rtol=0, atol=1e-9)
+    with pytest.raises(ValueError) as info:
+        gwalign.spatial.align_slices(sections, registration="icp")
+    assert "icp" in str(info.value) and "\n" not in str(info.value)
