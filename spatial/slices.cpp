@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "graph/knn.h"
 #include "solver/solve.h"
+#include "solver/strategy.h"
 #include "spatial/grid2d.h"
 #include "spatial/plan_view.h"
 #include "spatial/search.h"
@@ -29,23 +30,52 @@ double covered_fraction(const std::vector<double>& a, const Grid2d& b, double ra
 
 double spacing(const std::vector<double>& points, const Grid2d& grid) { return median_spacing(points, grid); }
 
-Result solve_pair(const SectionData& fixed, const SectionData& moving, const Options& options,
-                  std::optional<double> overlap) {
+Problem pair_problem(const SectionData& fixed, const SectionData& moving, const Options& options) {
   Problem problem;
   problem.source = Geometry::from_points(fixed.coordinates, fixed.n, fixed.dimension);
   problem.target = Geometry::from_points(moving.coordinates, moving.n, moving.dimension);
-  Options o = options;
-  if (o.fused_weight > 0.0) {
+  if (options.fused_weight > 0.0) {
     problem.source_features = fixed.features;
     problem.target_features = moving.features;
   }
-  if (overlap && *overlap < 1.0) {
-    o.partial_mass = *overlap * static_cast<double>(std::max(fixed.n, moving.n));
-  }
+  return problem;
+}
+
+Options pair_options(const SectionData& fixed, const SectionData& moving, const Options& options,
+                     std::optional<double> overlap) {
+  Options o = options;
+  if (overlap && *overlap < 1.0) o.partial_mass = *overlap * static_cast<double>(std::max(fixed.n, moving.n));
+  return o;
+}
+
+Result solve_pair(const SectionData& fixed, const SectionData& moving, const Options& options,
+                  std::optional<double> overlap) {
   try {
-    return solve(problem, o);
+    return solve(pair_problem(fixed, moving, options), pair_options(fixed, moving, options, overlap));
   } catch (const Error& e) {
     throw Error(e.code(), "aligning '" + fixed.name + "' and '" + moving.name + "': " + e.what());
+  }
+}
+
+// A partial overlap runs on the dense plan only (the dispatcher's rule): a pair too large for it
+// fails here, before any solve, rather than after the balanced solves the search and the overlap
+// estimate run first (minutes at 10^5 cells). An estimated overlap is checked at half the mass
+// (any partial mass takes the same path).
+void check_partial_pairs(const std::vector<SectionData>& sections, const std::vector<std::pair<int, int>>& order,
+                         const SlicesOptions& options) {
+  const bool partial = (options.overlap && *options.overlap < 1.0) || options.estimate_overlap;
+  if (!partial) return;
+  const double overlap = options.estimate_overlap ? 0.5 : *options.overlap;
+  for (const auto& [f, m] : order) {
+    const SectionData& fixed = sections[f];
+    const SectionData& moving = sections[m];
+    try {
+      choose_strategy(pair_problem(fixed, moving, options.solver),
+                      pair_options(fixed, moving, options.solver, overlap));
+    } catch (const Error& e) {
+      throw Error(e.code(), "sections '" + fixed.name + "' and '" + moving.name +
+                                "' cannot be aligned with a partial overlap (checked before any solve): " + e.what());
+    }
   }
 }
 
@@ -204,6 +234,7 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
     for (int s = 0; s < count; ++s)
       if (s != options.reference) order.emplace_back(options.reference, s);
   }
+  check_partial_pairs(sections, order, options);
   const int anchor = options.reference < 0 ? 0 : options.reference;
   registered[anchor] = sections[anchor].coordinates;
   for (const auto& [f, m] : order) {

@@ -11,7 +11,7 @@
 // the expression cost is Problem::source/target_features (evaluated per support entry on the sparse
 // path, never an n x k matrix there). Partial overlap uses Options::partial_mass, which the
 // dispatcher runs on the dense path only: a partial alignment of sections too large for a dense
-// plan fails before allocating, with the dispatcher's message.
+// plan fails before any pair is solved, with the dispatcher's message.
 #pragma once
 
 #include <functional>
@@ -116,8 +116,11 @@ using SlicesProgress = std::function<bool(int done, int total)>;
 
 // kInvalidArgument for fewer than 2 sections, a dimension other than 2, features of different
 // widths or rows, a reference out of range, an overlap outside (0, 1], the
-// search without expression features (fused_weight 0). gw::solve's errors pass
-// through with the pair's section names prefixed.
+// search without expression features (fused_weight 0). With a partial overlap (given or
+// estimated) every pair is checked against the dispatcher before anything is solved: a pair whose
+// dense plan does not fit fails there ("... cannot be aligned with a partial overlap (checked
+// before any solve): " and the dispatcher's message). gw::solve's errors pass through with the
+// pair's section names prefixed.
 SlicesResult align_sections(const std::vector<SectionData>& sections, const SlicesOptions& options,
                             const SlicesProgress& progress = {});
 

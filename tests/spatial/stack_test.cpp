@@ -232,3 +232,50 @@ TEST(SearchRegistration, RecoversAShiftedPartialOverlapFromExpression) {
 
 }  // namespace
 }  // namespace gw::spatial
+
+namespace gw::spatial {
+namespace {
+
+// A partial overlap runs on the dense plan only; sections whose dense plan exceeds the memory
+// budget are refused before any solve (the balanced solves of the search and of the overlap
+// estimate would otherwise run first), with a message naming both sections and the dispatcher's
+// sizes. Random sections: nothing is solved, so no realistic tissue is needed.
+TEST(SlicesPartialOverlap, TooLargeForTheDensePlanIsRefusedBeforeAnySolve) {
+  Rng rng(21);
+  std::vector<SectionData> sections(2);
+  for (int s = 0; s < 2; ++s) {
+    sections[s].name = "big_" + std::to_string(s);
+    sections[s].n = 3000;
+    sections[s].coordinates.resize(6000);
+    for (double& v : sections[s].coordinates) v = 1000.0 * rng.uniform();
+    sections[s].features = DenseMatrix<double>(3000, 4, std::vector<double>(12000));
+    for (double& v : sections[s].features.values) v = rng.normal();
+  }
+  SlicesOptions options;
+  options.solver.fused_weight = 0.9;
+  // The 3,000 x 3,000 problem needs ~257 MiB dense, ~93 MiB on the sparse support.
+  options.solver.memory_limit = std::size_t{128} << 20;
+  for (const bool estimate : {false, true}) {
+    options.estimate_overlap = estimate;
+    options.overlap = estimate ? std::nullopt : std::optional<double>(0.7);
+    int pairs_done = 0;
+    try {
+      align_sections(sections, options, [&](int, int) { return ++pairs_done > 0; });
+      ADD_FAILURE() << "a partial overlap beyond the memory budget was accepted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("'big_0' and 'big_1' cannot be aligned with a partial overlap (checked before any solve)"),
+                std::string::npos)
+          << what;
+      EXPECT_EQ(pairs_done, 0);
+    }
+  }
+  // Balanced sections of the same size take the sparse support under the same budget.
+  options.estimate_overlap = false;
+  options.overlap.reset();
+  options.registration_mode = RegistrationMode::kPlan;
+  EXPECT_NO_THROW(align_sections(sections, options));
+}
+
+}  // namespace
+}  // namespace gw::spatial
