@@ -79,7 +79,7 @@ MemoryEstimate estimate_memory(const Problem& problem, const Options& options) {
   e.dense = to_bytes(inputs + std::max(loop, loss) + feature_cost);
 
   const double width = options.support_size;
-  const double nnz = n * std::min(width, k) + k;
+  const double nnz = n * std::min(width, k) + k * (1.0 + options.support_feature_candidates);
   const double m = options.max_anchors(static_cast<Index>(n), static_cast<Index>(k));
   const double cells = static_cast<double>(detail::resolved_support_cells(
       std::max<Index>(1, problem.source.num_nodes()),

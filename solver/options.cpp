@@ -283,6 +283,9 @@ bool Options::is_valid(std::string* why) const {
     problem << "support_cells must be 0 (automatic) or >= 2, got " << support_cells;
   } else if (support_regrow_every < 0) {
     problem << "support_regrow_every must be >= 0 (0 = never), got " << support_regrow_every;
+  } else if (support_feature_candidates < 0) {
+    problem << "support_feature_candidates must be >= 0 (0 = off), got " << support_feature_candidates;
+
   } else if (loss_anchors < 1) {
     problem << "loss_anchors must be >= 1, got " << loss_anchors;
   } else if (!(exact_loss_max_work >= 0.0)) {

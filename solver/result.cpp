@@ -96,6 +96,7 @@ void write_options(JsonWriter& json, const Options& o) {
       .member("support_size", o.support_size)
       .member("support_cells", static_cast<std::int64_t>(o.support_cells))
       .member("support_regrow_every", o.support_regrow_every)
+      .member("support_feature_candidates", o.support_feature_candidates)
       .member("solver", to_string(o.solver))
       .member("exact_max_work", o.exact_max_work)
       .member("exact_method", to_string(o.exact_method))

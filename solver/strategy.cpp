@@ -408,6 +408,14 @@ void choose_loss(const Problem& problem, const Options& o, Strategy& s) {
 Strategy choose_strategy(const Problem& problem, const Options& options) {
   std::string why;
   GW_CHECK(options.is_valid(&why), "invalid options: " << why);
+  GW_CHECK(options.support_feature_candidates == 0 ||
+               (options.fused_weight > 0.0 && problem.source_features.has_value() &&
+                problem.target_features.has_value()),
+           "support_feature_candidates = " << options.support_feature_candidates
+                                           << " ranks support candidates by per-node features, which this problem "
+                                              "lacks (no fused_weight, or a dense feature cost only); give "
+                                              "Problem::source/target_features (--features) with fused_weight > 0 "
+                                              "or leave it at 0");
   const Options& o = options;
   const double n = problem.source.num_nodes(), k = problem.target.num_nodes();
   const MemoryEstimate memory = estimate_memory(problem, o);

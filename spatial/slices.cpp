@@ -150,6 +150,7 @@ void search_pair(const SectionData& fixed, const SectionData& moving, const std:
   pair.result = solve_pair(fixed, moving, options.solver, std::nullopt);
   Options geometric = options.solver;
   geometric.fused_weight = 0.0;
+  geometric.support_feature_candidates = 0;
   const Result shape = solve_pair(fixed, moving, geometric, std::nullopt);
   const auto reg_start = std::chrono::steady_clock::now();
   const Registration fused = register_sections(plan_of(pair.result), fixed_xy, moving.coordinates, 2,

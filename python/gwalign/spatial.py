@@ -158,8 +158,10 @@ def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=3
     term being the expression cost on the shared genes (expression "pca" or "cosine", pca_dims
     components; features="KEY": obsm[KEY] of both instead) with weight fused_weight (default 0.9).
     As `gwalign map`: the atlas's marginal is relaxed (rho_a 0.1; an atlas holds the whole
-    tissue's cell-type proportions, a section a part) and the plan is dense up to 2.5e7 entries,
-    unless solver_options set rho_a or support.
+    tissue's cell-type proportions, a section a part), the plan is dense up to 2.5e7 entries,
+    and on the sparse support each section cell joins the supports of the 4 nearby atlas cells
+    closest in expression, unless solver_options set rho_a, support or
+    support_feature_candidates.
     solver_options: gw::Options fields by name, as gwalign.align.
 
     Returns (plan, report): plan a scipy.sparse.csr_matrix, rows the atlas's cells and columns the
@@ -191,6 +193,8 @@ def map_atlas(atlas, section, *, fused_weight=None, expression="pca", pca_dims=3
         options.distance_mode = "landmark"
     if "rho_a" not in solver_options:
         options.rho_a = _core.MAPPING_RHO_A
+    if "support_feature_candidates" not in solver_options:
+        options.support_feature_candidates = _core.MAPPING_FEATURE_CANDIDATES
     if "support" not in solver_options and atlas.n_obs * section.n_obs <= _core.MAPPING_DENSE_MAX_ENTRIES:
         options.support = "dense"
     if features is not None:

@@ -91,6 +91,7 @@ namespace {
   X(support_size)                \
   X(support_cells)               \
   X(support_regrow_every)        \
+  X(support_feature_candidates)  \
   X(exact_max_work)              \
   X(exact_max_iterations)        \
   X(exact_tolerance)             \

@@ -304,6 +304,7 @@ void bind_spatial(py::module_& m) {
   m.attr("MAPPING_FUSED_WEIGHT") = spatial::kMappingFusedWeight;
   m.attr("MAPPING_RHO_A") = spatial::kMappingRhoA;
   m.attr("MAPPING_DENSE_MAX_ENTRIES") = spatial::kMappingDenseMaxEntries;
+  m.attr("MAPPING_FEATURE_CANDIDATES") = spatial::kMappingFeatureCandidates;
   m.def(
       "spatial_unit_rows",
       [](const py::handle& features) {

@@ -75,6 +75,7 @@ MultiscaleOutcome multiscale_initial_plan(const PreparedProblem& problem, const 
   coarse_options.compute_gw_loss = false;
   coarse_options.plan_format = PlanFormat::kDense;
   coarse_options.support = Support::kDense;  // the lift below reads the dense coarse plan
+  coarse_options.support_feature_candidates = 0;
   coarse_options.progress = nullptr;
   coarse_options.num_anchors = std::min<int>(options.num_anchors, m);
   // Masses given in points keep their fraction of max(n, k) on the m x m problem.

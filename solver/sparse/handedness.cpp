@@ -73,6 +73,7 @@ CoarseOrientation::CoarseOrientation(const Quantization& src,
   pb_->q = qc;
   options_ = std::make_unique<Options>(options);
   options_->fused_weight = 0.0;  // the embeddings' maps are judged on the distances alone
+  options_->support_feature_candidates = 0;
   gw_ = std::make_unique<ExactGw<double>>(normalized_cell_distances(src, options, "source"),
                                           normalized_cell_distances(tgt, options, "target"),
                                           pb_->p, pb_->q, nullptr, 0.0);

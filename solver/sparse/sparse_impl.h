@@ -103,6 +103,8 @@ class SupportKernels {
 
 // Cells of the target a re-grown row draws from: its best match's cell and the nearest ones.
 inline constexpr int kNeighbourCells = 6;
+// Options::support_feature_candidates: source nodes looked at per target node.
+inline constexpr std::size_t kFeaturePoolMax = 256;
 // Every kBackboneStride-th entry of a row's starting support stays in it at every re-growth.
 inline constexpr int kBackboneStride = 4;
 
@@ -123,7 +125,8 @@ SupportPlan build_support(Index n,
                           int width,
                           const std::vector<Index>& lists,
                           const std::vector<double>& values,
-                          const std::function<Index(Index)>& cover_row);
+                          const std::function<Index(Index)>& cover_row,
+                          std::vector<std::pair<Index, Index>> additional = {});
 
 // The starting support of the sparse path and what its re-growth needs (the target side's cells).
 struct SparseStart {

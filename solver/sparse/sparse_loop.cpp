@@ -312,13 +312,62 @@ class SparseLoop {
       return size > 0 ? owners[owner_offsets[c] + j % size]
                       : static_cast<Index>((static_cast<Offset>(j) * n) / k);
     };
+    std::vector<std::pair<Index, Index>> additional =
+        feature_candidates(lists, width, owner_offsets, owners);
     s_ = SupportPlan{};  // free the old support before the transpose of the new one is built
-    s_ = build_support(n, k, width, lists, values, cover);
+    s_ = build_support(n, k, width, lists, values, cover, std::move(additional));
     kernels_->set_support(s_);
     for (Index i = 0; i < n; ++i) {
       row_mass_[i] = 0.0;
       for (Offset e = s_.offsets[i]; e < s_.offsets[i + 1]; ++e) row_mass_[i] += s_.values[e];
     }
+  }
+
+  // Options::support_feature_candidates: each column's closest rows in feature space among the
+  // owners (rows whose best match lies in a cell) of its cell and the cells next to it (at most
+  // kFeaturePoolMax looked at), as (row, column) pairs not already in the rows' lists.
+  std::vector<std::pair<Index, Index>> feature_candidates(const std::vector<Index>& lists, int width,
+                                                          const std::vector<Offset>& owner_offsets,
+                                                          const std::vector<Index>& owners) const {
+    std::vector<std::pair<Index, Index>> additional;
+    const int column_candidates = opt_.support_feature_candidates;
+    if (column_candidates <= 0 || !pb_.source_features || !pb_.target_features) return additional;
+    const Index k = pb_.k;
+    const DenseMatrix<double>& f = *pb_.source_features;
+    const DenseMatrix<double>& g = *pb_.target_features;
+#pragma omp parallel
+    {
+      std::vector<std::pair<double, Index>> pool;
+      std::vector<std::pair<Index, Index>> mine;
+#pragma omp for schedule(dynamic, 256) nowait
+      for (Index j = 0; j < k; ++j) {
+        pool.clear();
+        const Index home = target_cells_.cell[j];
+        const Index* near = &target_index_.neighbours[static_cast<std::size_t>(home) * kNeighbourCells];
+        const double* gj = &g.values[static_cast<std::size_t>(j) * g.cols];
+        for (int c = 0; c < kNeighbourCells && pool.size() < kFeaturePoolMax; ++c) {
+          const Index cell = near[c];
+          if (cell < 0) break;
+          for (Offset t = owner_offsets[cell]; t < owner_offsets[cell + 1] && pool.size() < kFeaturePoolMax; ++t) {
+            const Index i = owners[t];
+            const double* fi = &f.values[static_cast<std::size_t>(i) * f.cols];
+            double d = 0.0;
+            for (Index col = 0; col < f.cols; ++col) d += (fi[col] - gj[col]) * (fi[col] - gj[col]);
+            pool.emplace_back(d, i);
+          }
+        }
+        const std::size_t take = std::min<std::size_t>(pool.size(), static_cast<std::size_t>(column_candidates));
+        std::partial_sort(pool.begin(), pool.begin() + take, pool.end());
+        for (std::size_t t = 0; t < take; ++t) {
+          const Index i = pool[t].second;
+          const Index* row = &lists[static_cast<std::size_t>(i) * width];
+          if (std::find(row, row + width, j) == row + width) mine.emplace_back(i, j);
+        }
+      }
+#pragma omp critical
+      additional.insert(additional.end(), mine.begin(), mine.end());
+    }
+    return additional;
   }
 
   const PreparedProblem& pb_;

@@ -37,11 +37,13 @@ SupportPlan build_support(Index n,
                           int width,
                           const std::vector<Index>& lists,
                           const std::vector<double>& values,
-                          const std::function<Index(Index)>& cover_row) {
+                          const std::function<Index(Index)>& cover_row,
+                          std::vector<std::pair<Index, Index>> additional) {
   std::vector<char> reached(k, 0);
   for (Index c : lists)
     if (c >= 0) reached[c] = 1;
-  std::vector<std::pair<Index, Index>> extra;  // (row, column), grouped by row below
+  for (const auto& entry : additional) reached[entry.second] = 1;
+  std::vector<std::pair<Index, Index>> extra = std::move(additional);  // (row, column), grouped by row below
   for (Index j = 0; j < k; ++j)
     if (!reached[j]) extra.emplace_back(cover_row(j), j);
   std::sort(extra.begin(), extra.end());
@@ -167,6 +169,7 @@ Result align_cells(const PreparedProblem& pb,
   problem.target_weights = qc;
   Options coarse_options = options;
   coarse_options.support = Support::kDense;
+  coarse_options.support_feature_candidates = 0;  // a dense coarse plan (with a dense feature cost)
   coarse_options.compute_gw_loss = options.restarts > 1;  // probes rank by loss
   coarse_options.plan_format = PlanFormat::kDense;
   coarse_options.multiscale = false;

@@ -80,6 +80,34 @@ TEST(Map, AtlasCellTypesLandOnTheSectionAgainstGroundTruth) {
   }
 }
 
+// On the sparse support the section's cells (spatial patches) mix every cell type; the feature
+// candidates (gwalign map's default 4) put each section cell into the supports of nearby atlas
+// cells of its own expression. Measured at this size (1,436 section cells, 2,000 atlas cells,
+// seed 3): cell types 0.969 with them, 0.935 with --support-feature-candidates 0.
+TEST(Map, FeatureCandidatesRaiseTheSparseSupportsCellTypeAccuracy) {
+  ScratchDir dir;
+  RunResult r = gwalign({"generate", "tissue", "--sections", "1", "--n", "1500", "--atlas", "2000", "--seed", "3",
+                         "--out-dir", dir.file("in")},
+                        dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string atlas = dir.file("in/atlas.h5ad"), section = dir.file("in/section_0.h5ad");
+  const auto truth = io::H5adReader(section).read_obs_categorical("celltype").codes;
+  double accuracy[2] = {0.0, 0.0};
+  for (int with = 0; with < 2; ++with) {
+    const std::string out = dir.file(with ? "with" : "without");
+    r = gwalign({"map", atlas, section, "--out-dir", out, "--transfer", "celltype", "--support", "sparse",
+                 "--support-feature-candidates", with ? "4" : "0"},
+                dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    accuracy[with] = agreement(io::H5adReader(out + "/section_0.h5ad").read_obs_categorical("celltype_transferred").codes,
+                               truth);
+    const std::string report = read_text(out + "/report.json");
+    EXPECT_NEAR(json_number(report, "support_feature_candidates"), with ? 4.0 : 0.0, 0.0);
+  }
+  EXPECT_GT(accuracy[1], 0.95);
+  EXPECT_GT(accuracy[1], accuracy[0] + 0.01) << "without " << accuracy[0] << ", with " << accuracy[1];
+}
+
 TEST(Map, BadInputsFailWithOneLineNamingFileAndKeyAndWriteNothing) {
   ScratchDir dir;
   const std::vector<std::string> genes = {"g1", "g2", "g3"};

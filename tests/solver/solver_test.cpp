@@ -580,6 +580,7 @@ TEST(Errors, InvalidOptionsNameTheField) {
   with([](Options& o) { o.top_k = 0; }, "top_k");
   with([](Options& o) { o.threads = -1; }, "threads");
   with([](Options& o) { o.hybrid_mirror_iterations = -1; }, "hybrid_mirror_iterations");
+  with([](Options& o) { o.support_feature_candidates = -1; }, "support_feature_candidates");
   EXPECT_TRUE(Options().is_valid());
 }
 

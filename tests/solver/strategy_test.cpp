@@ -148,6 +148,28 @@ TEST(Strategy, AGivenSettingOfOneSolverRequestsIt) {
   EXPECT_TRUE(contains(s.solver_reason, "exact_tolerance")) << s.solver_reason;
 }
 
+// support_feature_candidates ranks candidates by per-node features: without them (no feature term,
+// or a dense n x k feature cost) it would do nothing, so the strategy refuses it, naming it.
+TEST(Strategy, FeatureCandidatesWithoutPerNodeFeaturesAreRefused) {
+  Problem p = problem_of(300, 300);
+  Options o;
+  o.support_feature_candidates = 4;
+  try {
+    choose_strategy(p, o);
+    ADD_FAILURE() << "accepted without a feature term";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_TRUE(contains(e.what(), "support_feature_candidates")) << e.what();
+  }
+  o.fused_weight = 0.5;
+  p.feature_cost = DenseMatrix<double>(300, 300, std::vector<double>(300 * 300, 1.0));
+  EXPECT_THROW(choose_strategy(p, o), Error);  // a dense feature cost has no per-node features
+  p.feature_cost.reset();
+  p.source_features = DenseMatrix<double>(300, 3, std::vector<double>(900, 0.5));
+  p.target_features = DenseMatrix<double>(300, 3, std::vector<double>(900, 0.25));
+  EXPECT_NO_THROW(choose_strategy(p, o));
+}
+
 TEST(Strategy, ConflictingRequestsAreErrorsNamingTheSettings) {
   const Problem p = problem_of(20, 30);
   auto expect_error = [&](const Options& o, ErrorCode code, const std::string& part) {

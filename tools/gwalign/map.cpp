@@ -38,7 +38,8 @@ are the atlas's cells, its columns the section's. Defaults differ from `gwalign 
 mapping needs it: the atlas's marginal is relaxed (--rho-a 0.1: an atlas holds the whole
 tissue's cell-type proportions, a section a part of it) and the plan is dense up to 2.5e7
 entries, 5,000 x 5,000 (--support sparse to override; the sparse support follows the section's
-geometry and misses scattered cell types more often).
+geometry, so each section cell also joins the supports of the 4 nearby atlas cells closest to it
+in expression: --support-feature-candidates).
 
 Outputs in --out-dir (all or none):
   <section name>.h5ad   a copy of SECTION with, for each --transfer KEY, obs KEY_transferred
@@ -120,6 +121,7 @@ int run_map(int argc, char** argv) {
   Options options = solver_options_from_flags(flags);
   if (!flags.count("fused-weight")) options.fused_weight = spatial::kMappingFusedWeight;
   if (!flags.count("rho-a")) options.rho_a = spatial::kMappingRhoA;
+  if (!flags.count("support-feature-candidates")) options.support_feature_candidates = spatial::kMappingFeatureCandidates;
   GW_CHECK(options.fused_weight > 0.0 && options.fused_weight < 1.0,
            "--fused-weight must be in (0, 1) for gwalign map (the expression cost and the geometry both count), got "
                << options.fused_weight);

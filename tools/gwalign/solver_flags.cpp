@@ -150,7 +150,11 @@ void add_solver_options(cxxopts::Options& options) {
       ("support-cells", "cells per side of the sparse path's coarse alignment (0: automatic)",
        with_default<Index>(d.support_cells))
       ("support-regrow-every", "iterations between re-growths of the sparse support (0: never)",
-       with_default(d.support_regrow_every));
+       with_default(d.support_regrow_every))
+      ("support-feature-candidates", "fused GW with --features on the sparse support: each target "
+                                     "node also joins this many nearby source nodes' supports, the "
+                                     "closest in feature space (0: off)",
+       with_default(d.support_feature_candidates));
   options.add_options("Solver choice and exact gradient")
       ("solver", "auto | sampled | exact (auto: exact when n^2 k + n k^2 <= --exact-max-work "
                  "and the problem is one it takes, sampled otherwise; a flag of the sampled loop "
@@ -302,6 +306,7 @@ Options solver_options_from_flags(const cxxopts::ParseResult& flags) {
   o.support_size = flags["support-size"].as<int>();
   o.support_cells = flags["support-cells"].as<Index>();
   o.support_regrow_every = flags["support-regrow-every"].as<int>();
+  o.support_feature_candidates = flags["support-feature-candidates"].as<int>();
 
   const std::string solver = flags["solver"].as<std::string>();
   const auto parsed_solver = solver_kind_from_string(solver);
