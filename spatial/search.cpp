@@ -19,24 +19,6 @@ double sq_distance(const DenseMatrix<double>& a, Index i, const DenseMatrix<doub
   return s;
 }
 
-// Mean of |a_i - b_j|^2 over all pairs: the two spreads about their means plus the squared
-// distance of the means (exact, O((n + k) f)).
-double mean_pair_sq_distance(const DenseMatrix<double>& a, const DenseMatrix<double>& b) {
-  const auto moments = [](const DenseMatrix<double>& m, std::vector<double>& mean) {
-    mean.assign(m.cols, 0.0);
-    for (Index i = 0; i < m.rows; ++i)
-      for (Index c = 0; c < m.cols; ++c) mean[c] += m(i, c) / m.rows;
-    double var = 0.0;
-    for (Index i = 0; i < m.rows; ++i)
-      for (Index c = 0; c < m.cols; ++c) var += (m(i, c) - mean[c]) * (m(i, c) - mean[c]) / m.rows;
-    return var;
-  };
-  std::vector<double> ma, mb;
-  const double va = moments(a, ma), vb = moments(b, mb);
-  double shift = 0.0;
-  for (std::size_t c = 0; c < ma.size(); ++c) shift += (ma[c] - mb[c]) * (ma[c] - mb[c]);
-  return va + vb + shift;
-}
 
 double diameter(const std::vector<double>& p) {
   double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
@@ -150,6 +132,23 @@ RigidTransform compose_candidate(const RigidTransform& start, const Candidate& c
 }
 
 }  // namespace
+
+double mean_pair_sq_distance(const DenseMatrix<double>& a, const DenseMatrix<double>& b) {
+  const auto moments = [](const DenseMatrix<double>& m, std::vector<double>& mean) {
+    mean.assign(m.cols, 0.0);
+    for (Index i = 0; i < m.rows; ++i)
+      for (Index c = 0; c < m.cols; ++c) mean[c] += m(i, c) / m.rows;
+    double var = 0.0;
+    for (Index i = 0; i < m.rows; ++i)
+      for (Index c = 0; c < m.cols; ++c) var += (m(i, c) - mean[c]) * (m(i, c) - mean[c]) / m.rows;
+    return var;
+  };
+  std::vector<double> ma, mb;
+  const double va = moments(a, ma), vb = moments(b, mb);
+  double shift = 0.0;
+  for (std::size_t c = 0; c < ma.size(); ++c) shift += (ma[c] - mb[c]) * (ma[c] - mb[c]);
+  return va + vb + shift;
+}
 
 DenseMatrix<double> niche_features(const std::vector<double>& points, const DenseMatrix<double>& features,
                                    double radius) {

@@ -63,6 +63,11 @@ struct SearchOptions {
   int icp_rounds = 30;
 };
 
+// Mean of |a_i - b_j|^2 over all pairs of rows (a n x f, b k x f): the two spreads about their
+// means plus the squared distance of the means; exact, O((n + k) f). The scale of the search's
+// niche cost and of slices' refinement rounds.
+double mean_pair_sq_distance(const DenseMatrix<double>& a, const DenseMatrix<double>& b);
+
 struct SearchResult {
   RigidTransform transform;  // moving (its own coordinates) -> the fixed frame
   int candidates = 0;        // search candidates scored

@@ -94,24 +94,6 @@ DenseMatrix<double> with_coordinates(const SectionData& s, const std::vector<dou
   return out;
 }
 
-// Mean squared distance between two sections' expression features: 2 x the pooled variance
-// about each side's mean plus the squared distance of the means (exact, O((n + k) f)).
-double mean_feature_sq_distance(const DenseMatrix<double>& a, const DenseMatrix<double>& b) {
-  const auto moments = [](const DenseMatrix<double>& m, std::vector<double>& mean) {
-    mean.assign(m.cols, 0.0);
-    for (Index i = 0; i < m.rows; ++i)
-      for (Index c = 0; c < m.cols; ++c) mean[c] += m(i, c) / m.rows;
-    double var = 0.0;
-    for (Index i = 0; i < m.rows; ++i)
-      for (Index c = 0; c < m.cols; ++c) var += (m(i, c) - mean[c]) * (m(i, c) - mean[c]) / m.rows;
-    return var;
-  };
-  std::vector<double> ma, mb;
-  const double va = moments(a, ma), vb = moments(b, mb);
-  double shift = 0.0;
-  for (std::size_t c = 0; c < ma.size(); ++c) shift += (ma[c] - mb[c]) * (ma[c] - mb[c]);
-  return va + vb + shift;
-}
 
 // sum P_ij |R y_j + t - x_i|^2 of `reg`'s motion, into reg.residual / rms_residual / mass.
 void set_residual(const PlanView& plan, const std::vector<double>& source, const std::vector<double>& target,
@@ -285,7 +267,7 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
       const Grid2d fixed_grid(registered[f]);
       const double radius = options.refine_radius * spacing(registered[f], fixed_grid);
       const double expression_sq =
-          options.solver.fused_weight > 0.0 ? mean_feature_sq_distance(fixed.features, moving.features) : 0.0;
+          options.solver.fused_weight > 0.0 ? mean_pair_sq_distance(fixed.features, moving.features) : 0.0;
       // Without expression features the coordinates alone make the cost (scale 1 / radius).
       const double scale = (expression_sq > 0.0 ? std::sqrt(expression_sq) : 1.0) / std::max(radius, 1e-300);
       Options refine_options = options.solver;
