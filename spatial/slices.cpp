@@ -28,8 +28,6 @@ double covered_fraction(const std::vector<double>& a, const Grid2d& b, double ra
   return static_cast<double>(covered) / static_cast<double>(std::max<std::size_t>(n, 1));
 }
 
-double spacing(const std::vector<double>& points, const Grid2d& grid) { return median_spacing(points, grid); }
-
 Problem pair_problem(const SectionData& fixed, const SectionData& moving, const Options& options) {
   Problem problem;
   problem.source = Geometry::from_points(fixed.coordinates, fixed.n, fixed.dimension);
@@ -245,7 +243,7 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
       const std::vector<double> moved = pair.registration.transform.apply(moving.coordinates);
       const Grid2d fixed_grid(registered[f]);
       const Grid2d moved_grid(moved);
-      const double radius = options.overlap_radius * spacing(registered[f], fixed_grid);
+      const double radius = options.overlap_radius * median_spacing(registered[f], fixed_grid);
       overlap = std::min(covered_fraction(moved, fixed_grid, radius),
                          covered_fraction(registered[f], moved_grid, radius));
       overlap = std::clamp(*overlap, 0.05, 1.0);
@@ -265,7 +263,7 @@ SlicesResult align_sections(const std::vector<SectionData>& sections, const Slic
     const int rounds = search && partial ? std::max(options.refine, 1) : options.refine;
     if (rounds > 0) {
       const Grid2d fixed_grid(registered[f]);
-      const double radius = options.refine_radius * spacing(registered[f], fixed_grid);
+      const double radius = options.refine_radius * median_spacing(registered[f], fixed_grid);
       const double expression_sq =
           options.solver.fused_weight > 0.0 ? mean_pair_sq_distance(fixed.features, moving.features) : 0.0;
       // Without expression features the coordinates alone make the cost (scale 1 / radius).

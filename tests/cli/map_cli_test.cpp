@@ -31,13 +31,19 @@ double agreement(const std::vector<std::int32_t>& a, const std::vector<std::int3
   return same / static_cast<double>(std::max<std::size_t>(a.size(), 1));
 }
 
+// in/atlas.h5ad (2,000 cells) and in/section_0.h5ad (1,436 cells) of one generated tissue, seed 3.
+void generate_atlas_and_section(const ScratchDir& dir) {
+  const RunResult r = gwalign({"generate", "tissue", "--sections", "1", "--n", "1500", "--atlas", "2000", "--seed",
+                               "3", "--out-dir", dir.file("in")},
+                              dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+}
+
 TEST(Map, AtlasCellTypesLandOnTheSectionAgainstGroundTruth) {
   ScratchDir dir;
-  RunResult r = gwalign({"generate", "tissue", "--sections", "1", "--n", "1500", "--atlas", "2000", "--seed", "3",
-                         "--out-dir", dir.file("in")},
-                        dir.path());
-  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(generate_atlas_and_section(dir));
   const std::string atlas = dir.file("in/atlas.h5ad"), section = dir.file("in/section_0.h5ad");
+  RunResult r;
   r = gwalign({"map", atlas, section, "--out-dir", dir.file("out"), "--transfer", "celltype,domain"}, dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const io::H5adReader in(section), out(dir.file("out/section_0.h5ad"));
@@ -86,11 +92,9 @@ TEST(Map, AtlasCellTypesLandOnTheSectionAgainstGroundTruth) {
 // seed 3): cell types 0.969 with them, 0.935 with --support-feature-candidates 0.
 TEST(Map, FeatureCandidatesRaiseTheSparseSupportsCellTypeAccuracy) {
   ScratchDir dir;
-  RunResult r = gwalign({"generate", "tissue", "--sections", "1", "--n", "1500", "--atlas", "2000", "--seed", "3",
-                         "--out-dir", dir.file("in")},
-                        dir.path());
-  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(generate_atlas_and_section(dir));
   const std::string atlas = dir.file("in/atlas.h5ad"), section = dir.file("in/section_0.h5ad");
+  RunResult r;
   const auto truth = io::H5adReader(section).read_obs_categorical("celltype").codes;
   double accuracy[2] = {0.0, 0.0};
   for (int with = 0; with < 2; ++with) {
@@ -159,6 +163,9 @@ TEST(SlicesFeatures, AGivenRepresentationReplacesTheExpressionPca) {
                         {"section_0.h5ad", "obsm['X_scVI']"}, out);
   expect_one_line_error(gwalign({"slices", a, b, "--out-dir", out, "--features", "X"}, dir.path()), 64,
                         {"--features", "obsm:KEY"}, out);
+  expect_one_line_error(
+      gwalign({"slices", a, b, "--out-dir", out, "--features", "obsm:spatial_true", "--fused-weight", "0"}, dir.path()),
+      64, {"--features", "--fused-weight 0"}, out);
   expect_one_line_error(
       gwalign({"slices", a, b, "--out-dir", out, "--features", "obsm:spatial_true", "--pca-dims", "10"}, dir.path()),
       64, {"--pca-dims", "--features"}, out);

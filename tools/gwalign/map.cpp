@@ -54,28 +54,6 @@ Examples:
   gwalign map atlas.h5ad section.h5ad --atlas-rep obsm:X_pca --expression cosine --out-dir mapped/
 )";
 
-// The atlas's and the section's shared-gene features (joint PCA), in that order.
-std::vector<DenseMatrix<double>> joint_features(const io::H5adReader& atlas, const io::H5adReader& section,
-                                                const cxxopts::ParseResult& flags) {
-  const spatial::SharedGenes shared = spatial::shared_genes({atlas.var_names(), section.var_names()});
-  GW_CHECK_CODE(!shared.names.empty(), ErrorCode::kBadData,
-                "no gene (var name) is shared by '" << atlas.path() << "' and '" << section.path()
-                                                    << "'; the expression cost needs shared genes");
-  std::vector<spatial::ExpressionBlock> blocks;
-  blocks.push_back(read_expression_block(atlas, shared.columns[0]));
-  blocks.push_back(read_expression_block(section, shared.columns[1]));
-  spatial::ExpressionOptions eo;
-  eo.cost = spatial::expression_cost_from_string(flags["expression"].as<std::string>());
-  eo.dimensions = flags["pca-dims"].as<int>();
-  GW_CHECK(eo.dimensions >= 1, "--pca-dims must be >= 1, got " << eo.dimensions);
-  eo.seed = flags["seed"].as<std::uint64_t>();
-  spatial::ExpressionFeatures features = spatial::expression_features(blocks, eo);
-  std::cerr << "expression: " << shared.names.size() << " shared genes -> " << features.dimensions
-            << " PCA dims (" << (features.randomized ? "randomized" : "exact") << "), cost "
-            << spatial::to_string(eo.cost) << "\n";
-  return std::move(features.features);
-}
-
 std::string map_report(const Result& result, const std::string& atlas, const std::string& section,
                        const std::string& atlas_rep, const std::vector<std::pair<std::string, Index>>& unreached) {
   JsonWriter json(true);
@@ -157,7 +135,7 @@ int run_map(int argc, char** argv) {
   std::vector<DenseMatrix<double>> features = flags.count("features")
                                                  ? read_feature_representation({&atlas, &section},
                                                                                flags["features"].as<std::string>(), flags)
-                                                 : joint_features(atlas, section, flags);
+                                                 : shared_gene_features({&atlas, &section}, flags, "");
   a.features = std::move(features[0]);
   s.features = std::move(features[1]);
   if (atlas_rep == "shared") a.geometry = a.features;

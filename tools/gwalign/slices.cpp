@@ -155,21 +155,11 @@ spatial::SlicesOptions slices_options(const cxxopts::ParseResult& flags, int sec
   return o;
 }
 
-// --features obsm:KEY: every section's obsm[KEY] (the same width everywhere), unit rows with
-// --expression cosine.
-std::vector<DenseMatrix<double>> features_from_obsm(const std::vector<Section>& sections,
-                                                    const cxxopts::ParseResult& flags) {
-  std::vector<const io::H5adReader*> files;
-  for (const Section& s : sections) files.push_back(s.file.get());
-  return read_feature_representation(files, flags["features"].as<std::string>(), flags);
-}
-
 // Reads every section's coordinates and expression, checking them before anything is solved.
 std::vector<spatial::SectionData> read_sections(std::vector<Section>& sections, const cxxopts::ParseResult& flags,
                                                 double fused_weight) {
   const std::string key = flags["spatial-key"].as<std::string>();
   std::vector<spatial::SectionData> data(sections.size());
-  std::vector<std::vector<std::string>> var_names;
   for (std::size_t s = 0; s < sections.size(); ++s) {
     const io::H5adReader& file = *sections[s].file;
     data[s].name = sections[s].path;
@@ -182,34 +172,17 @@ std::vector<spatial::SectionData> read_sections(std::vector<Section>& sections, 
     GW_CHECK_CODE(data[s].dimension == 2, ErrorCode::kBadData,
                   "obsm['" << key << "'] in '" << sections[s].path << "' has " << data[s].dimension
                            << " columns; sections are aligned by their 2-D in-plane coordinates");
-    if (fused_weight > 0.0) var_names.push_back(file.var_names());
   }
+  GW_CHECK(fused_weight > 0.0 || !flags.count("features"),
+           "--features sets the expression cost, which --fused-weight 0 leaves out; drop one of them");
   if (fused_weight <= 0.0) return data;
-  if (flags.count("features")) {
-    const std::vector<DenseMatrix<double>> given = features_from_obsm(sections, flags);
-    for (std::size_t s = 0; s < sections.size(); ++s) data[s].features = given[s];
-    return data;
-  }
-  const spatial::SharedGenes shared = spatial::shared_genes(var_names);
-  if (shared.names.empty()) {
-    std::string files;
-    for (const Section& s : sections) files += (files.empty() ? "'" : ", '") + s.path + "'";
-    GW_THROW(ErrorCode::kBadData, "no gene (var name) is shared by " << files
-                                  << "; the expression cost needs shared genes (or give --fused-weight 0)");
-  }
-  std::vector<spatial::ExpressionBlock> blocks;
-  for (std::size_t s = 0; s < sections.size(); ++s) {
-    blocks.push_back(read_expression_block(*sections[s].file, shared.columns[s]));
-  }
-  spatial::ExpressionOptions eo;
-  eo.cost = spatial::expression_cost_from_string(flags["expression"].as<std::string>());
-  eo.dimensions = flags["pca-dims"].as<int>();
-  eo.seed = flags["seed"].as<std::uint64_t>();
-  spatial::ExpressionFeatures features = spatial::expression_features(blocks, eo);
-  std::cerr << "expression: " << shared.names.size() << " shared genes -> " << features.dimensions
-            << " PCA dims (" << (features.randomized ? "randomized" : "exact") << "), cost "
-            << spatial::to_string(eo.cost) << "\n";
-  for (std::size_t s = 0; s < sections.size(); ++s) data[s].features = std::move(features.features[s]);
+  std::vector<const io::H5adReader*> files;
+  for (const Section& s : sections) files.push_back(s.file.get());
+  // --features obsm:KEY: every section's obsm[KEY]; otherwise the joint PCA of the shared genes.
+  std::vector<DenseMatrix<double>> features =
+      flags.count("features") ? read_feature_representation(files, flags["features"].as<std::string>(), flags)
+                              : shared_gene_features(files, flags, " (or give --fused-weight 0)");
+  for (std::size_t s = 0; s < sections.size(); ++s) data[s].features = std::move(features[s]);
   return data;
 }
 

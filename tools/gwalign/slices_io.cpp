@@ -186,4 +186,29 @@ std::vector<DenseMatrix<double>> read_feature_representation(const std::vector<c
   return out;
 }
 
+std::vector<DenseMatrix<double>> shared_gene_features(const std::vector<const io::H5adReader*>& files,
+                                                      const cxxopts::ParseResult& flags, std::string_view hint) {
+  std::vector<std::vector<std::string>> var_names;
+  for (const io::H5adReader* file : files) var_names.push_back(file->var_names());
+  const spatial::SharedGenes shared = spatial::shared_genes(var_names);
+  if (shared.names.empty()) {
+    std::string listed;
+    for (const io::H5adReader* file : files) listed += (listed.empty() ? "'" : ", '") + file->path() + "'";
+    GW_THROW(ErrorCode::kBadData,
+             "no gene (var name) is shared by " << listed << "; the expression cost needs shared genes" << hint);
+  }
+  std::vector<spatial::ExpressionBlock> blocks;
+  for (std::size_t f = 0; f < files.size(); ++f) blocks.push_back(read_expression_block(*files[f], shared.columns[f]));
+  spatial::ExpressionOptions eo;
+  eo.cost = spatial::expression_cost_from_string(flags["expression"].as<std::string>());
+  eo.dimensions = flags["pca-dims"].as<int>();
+  GW_CHECK(eo.dimensions >= 1, "--pca-dims must be >= 1, got " << eo.dimensions);
+  eo.seed = flags["seed"].as<std::uint64_t>();
+  spatial::ExpressionFeatures features = spatial::expression_features(blocks, eo);
+  std::cerr << "expression: " << shared.names.size() << " shared genes -> " << features.dimensions
+            << " PCA dims (" << (features.randomized ? "randomized" : "exact") << "), cost "
+            << spatial::to_string(eo.cost) << "\n";
+  return std::move(features.features);
+}
+
 }  // namespace gw::cli

@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/h5ad.h"
@@ -52,6 +53,13 @@ io::CsrArray<double> plan_csr(const Result& result);
 // kNotFound naming the file and key when missing, kBadData when not a 2-D matrix with `rows` rows
 // or when it holds a non-finite value.
 DenseMatrix<double> read_obsm_matrix(const io::H5adReader& file, const std::string& key, Index rows);
+
+// The expression features of slices and map: the genes every file shares (X's columns), log1p of
+// normalized counts and a joint PCA (--expression, --pca-dims, --seed), one n_s x d matrix per
+// file in order; a line on stderr says what was built. kBadData naming the files when no gene is
+// shared (`hint` is appended to that message); kInvalidArgument when --pca-dims < 1.
+std::vector<DenseMatrix<double>> shared_gene_features(const std::vector<const io::H5adReader*>& files,
+                                                      const cxxopts::ParseResult& flags, std::string_view hint);
 
 // --features obsm:KEY of slices and map: each file's obsm[KEY] (kNotFound / kBadData as
 // read_obsm_matrix; kBadData naming both files when the widths differ), rows scaled to unit
