@@ -24,9 +24,13 @@
 //     are dropped and the rest weighted by (1 - cost / truncation)^2 (Tukey's biweight) in a
 //     weighted Procrustes fit; repeated until no cell moves 1e-3 spacings (at most icp_rounds).
 //
-// Accuracy is bounded by how the tissue changes between sections: on `gwalign generate tissue`
-// stacks the layers move radially by 23-37 units between adjacent sections (0.02-0.03 of the
-// diameter), which no rigid motion undoes; measured errors at 70% overlap are 0.025-0.07.
+// Accuracy is bounded by how the tissue changes between sections and by how sharply its pattern
+// pins a position. On `gwalign generate tissue` five-section stacks (default --layer-drift) the
+// layers move between sections so that even a registration reading every cell's TRUE domain
+// lands 0.018-0.059 of the diameter from the true motion per pair (bench/peers/stack_score.py,
+// "oracle"); this search is 0.025-0.07 per pair there. With --layer-drift 0 the oracle is at
+// 0.003-0.013 and this search 0.018-0.040: the rest is the expression score's noise along the
+// layers and the outline's rotation (0.5-5 degrees from the geometric plan).
 //
 // Memory O(n f) (the niche features); time O(n (f + neighbours)) per ICP round plus
 // O(candidates x sample x f) for the search -- never n x k.

@@ -12,6 +12,7 @@
 #include "spatial_cli_util.h"
 #include "core/rng.h"
 #include "io/h5ad.h"
+#include "io/hdf5.h"
 #include "io/matrix_market.h"
 #include "test_util.h"
 
@@ -125,6 +126,20 @@ TEST(Slices, BadInputsFailWithOneLineNamingFileAndKeyAndWriteNothing) {
   expect_one_line_error(with({"--search-extent", "-1"}), 64, {"--search-extent", "[0, 2]"}, out);
   expect_one_line_error(with({"--registration", "search", "--fused-weight", "0"}), 64,
                         {"--registration search", "--fused-weight"}, out);
+}
+
+// --layer-drift 0: the layers do not move with depth, recorded in uns['generator']; a negative
+// drift is a usage error naming the flag, nothing written.
+TEST(GenerateTissue, LayerDriftIsRecordedAndANegativeOneIsAOneLineUsageError) {
+  ScratchDir dir;
+  generate(dir, {"--sections", "3", "--n", "300", "--layer-drift", "0"});
+  const io::Reader file(dir.file("in/section_2.h5ad"));
+  const io::Array<double> drift = file.read_array<double>("/uns/generator/layer_drift");
+  ASSERT_EQ(drift.data.size(), 1u);
+  EXPECT_EQ(drift.data[0], 0.0);
+  const std::string out = dir.file("bad");
+  expect_one_line_error(gwalign({"generate", "tissue", "--layer-drift", "-1", "--out-dir", out}, dir.path()), 64,
+                        {"--layer-drift", ">= 0"}, out);
 }
 
 TEST(Transfer, PushMatchesSlicesOwnTransferAndPullWritesTheSource) {

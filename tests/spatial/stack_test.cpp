@@ -19,9 +19,10 @@ namespace gw::spatial {
 namespace {
 
 // On these sections (2,000 cells before the density factor, seed 0) the search's error is 0.025
-// of the diameter; 0.05-0.07 on other draws at 3,000 cells (the generator's layers move radially
-// by 23-37 units between adjacent sections, which no rigid motion undoes, and the expression
-// score is flat within that). The bound leaves room for that spread, not for the plan fit's error.
+// of the diameter; 0.015-0.027 on seeds 0-2 through the CLI, 0.025-0.07 per pair on five-section
+// stacks at 3,000 cells (where the generator's layers also move between sections; two sections
+// sit at z = depth / 4 and 3 depth / 4, where the drift term is the same). The bound leaves room
+// for that spread, not for the plan fit's error.
 constexpr double kSearchErrorBound = 0.08;
 // The plan fit's error at 70% overlap is 0.16-0.20 (window onto window): twice the bound above.
 constexpr double kPlanFitErrorAtLeast = 0.14;

@@ -102,7 +102,7 @@ int domain_of(const TissueOptions& o, const Model& m, double x, double y, double
   for (int b = 0; b + 1 < o.domains; ++b) {
     const double boundary = r_min + thickness * (b + 1) +
                             a * std::sin(kTwoPi * x / o.width * m.boundary_frequency[b] + m.boundary_phase[b]) +
-                            0.5 * a * std::cos(kTwoPi * z / o.depth);
+                            o.layer_drift * a * std::cos(kTwoPi * z / o.depth);
     if (r > boundary) domain = b + 1;
   }
   return domain;
@@ -194,6 +194,8 @@ Tissue generate_tissue(const TissueOptions& o) {
            "tissue: density jitter must be in [0, 1), got " << o.density_jitter);
   GW_CHECK(o.atlas_cells >= 0, "tissue: atlas cells must be >= 0, got " << o.atlas_cells);
   GW_CHECK(o.atlas_library_size > 0.0, "tissue: atlas library size must be > 0, got " << o.atlas_library_size);
+  GW_CHECK(std::isfinite(o.layer_drift) && o.layer_drift >= 0.0,
+           "tissue: layer drift must be >= 0, got " << o.layer_drift);
   GW_CHECK(o.dispersion > 0.0, "tissue: dispersion must be > 0, got " << o.dispersion);
   const Model model = build_model(o);
   Tissue tissue;

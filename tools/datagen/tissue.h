@@ -6,9 +6,14 @@
 // of the tissue (as cortical layers curve around a ventricle), so no rotation or mirror image of a
 // section maps its layers onto themselves. With r the distance to that point and r_min, r_max its
 // range over the box, boundary b lies at
-//   r_b(x, z) = r_min + (b + 1) T + A sin(2 pi x / width * f_b + phi_b) + (A / 2) cos(2 pi z / depth)
-// (T = (r_max - r_min) / domains, A = boundary_amplitude x T, f_b in [1, 2] and phi_b from
-// the seed), so a domain's shape changes from section to section. Each domain has its own
+//   r_b(x, z) = r_min + (b + 1) T + A sin(2 pi x / width * f_b + phi_b) + D A cos(2 pi z / depth)
+// (T = (r_max - r_min) / domains, A = boundary_amplitude x T, D = layer_drift, f_b in [1, 2] and
+// phi_b from the seed), so the layers move between sections. The drift term moves every boundary
+// the same radial distance, which within a section's window is close to a translation of the
+// layer pattern: with the default D = 0.5 the layers of adjacent sections of a five-section stack
+// lie 24-39 units apart radially (0.02-0.03 of a section's diameter), and a registration from the
+// tissue pattern alone -- even one that knows every cell's true domain -- lands that far from the
+// true motion. D = 0 gives layers that do not change with depth (the pattern then pins the motion). Each domain has its own
 // cell-type proportions: two of `cell_types` types dominate (weights 6 and 3), the others have
 // weight 1 / cell_types, normalized. Each type has a mean expression profile over `genes` genes
 // (a log-normal baseline shared by all types times a marker factor of 8 on about 12% of genes per
@@ -51,6 +56,7 @@ struct TissueOptions {
   double window_width = 0.8;  // fraction of the tissue width each section sees
   double overlap = 0.9;       // fraction of a window shared with the next section's
   double boundary_amplitude = 0.25;
+  double layer_drift = 0.5;  // D above: the boundaries' radial motion with depth, in units of A
   double density_jitter = 0.1;
   double max_rotation = 3.14159265358979323846;
   double max_translation = 500.0;
@@ -95,7 +101,7 @@ struct Tissue {
 
 // kInvalidArgument (naming the field) on options out of range: sections >= 1, cells >= 10,
 // genes >= 10, cell_types >= 2, domains >= 1, window_width in (0, 1], overlap in (0, 1],
-// dropout in [0, 1), density_jitter in [0, 1), dispersion > 0, atlas_cells >= 0,
+// dropout in [0, 1), density_jitter in [0, 1), layer_drift >= 0, dispersion > 0, atlas_cells >= 0,
 // atlas_library_size > 0.
 Tissue generate_tissue(const TissueOptions& options);
 

@@ -39,6 +39,7 @@ tools/datagen/tissue.h.
 Examples:
   gwalign generate tissue --sections 2 --n 4000 --seed 0 --out-dir tissue/
   gwalign generate tissue --sections 5 --overlap 0.7 --n 3000 --out-dir stack/
+  gwalign generate tissue --sections 5 --overlap 0.7 --n 3000 --layer-drift 0 --out-dir still/
   gwalign generate tissue --sections 1 --n 3000 --atlas 5000 --out-dir mapping/
 )";
 
@@ -65,6 +66,7 @@ io::H5adWriter& write_cells(const datagen::Tissue& tissue, const datagen::Tissue
   out.put_uns("generator/version", GW_VERSION_STRING);
   out.put_uns("generator/seed", static_cast<std::int64_t>(o.seed));
   out.put_uns("generator/dropout", o.dropout);
+  out.put_uns("generator/layer_drift", o.layer_drift);
   return out;
 }
 
@@ -112,6 +114,7 @@ int run_generate_tissue(int argc, char** argv) {
       ("window", "fraction of the tissue width a section sees", cxxopts::value<double>()->default_value("0.8"))
       ("dropout", "probability a non-zero count is dropped", cxxopts::value<double>()->default_value("0.1"))
       ("density-jitter", "cell density varies by up to this fraction", cxxopts::value<double>()->default_value("0.1"))
+      ("layer-drift", "the layers' radial motion with depth, x their wiggle's amplitude (0: the same layers in every section)", cxxopts::value<double>()->default_value("0.5"))
       ("max-rotation", "largest rotation, degrees", cxxopts::value<double>()->default_value("180"))
       ("max-translation", "largest shift per coordinate", cxxopts::value<double>()->default_value("500"))
       ("atlas", "also write a dissociated atlas of this many cells (atlas.h5ad)", cxxopts::value<Index>()->default_value("0"))
@@ -138,6 +141,9 @@ int run_generate_tissue(int argc, char** argv) {
   d.window_width = flags["window"].as<double>();
   d.dropout = flags["dropout"].as<double>();
   d.density_jitter = flags["density-jitter"].as<double>();
+  d.layer_drift = flags["layer-drift"].as<double>();
+  GW_CHECK(std::isfinite(d.layer_drift) && d.layer_drift >= 0.0,
+           "--layer-drift must be >= 0 (0: the same layers at every depth), got " << d.layer_drift);
   d.max_rotation = flags["max-rotation"].as<double>() * 3.14159265358979323846 / 180.0;
   d.max_translation = flags["max-translation"].as<double>();
   d.seed = flags["seed"].as<std::uint64_t>();
