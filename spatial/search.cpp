@@ -50,6 +50,7 @@ struct Scene {
   double match_radius;
   double inv_scale;  // 1 / c
   double truncation;
+  double unmatched;  // the cost of a cell with no fixed cell within match_radius
 };
 
 double score(const Scene& s, const Candidate& c) {
@@ -60,7 +61,7 @@ double score(const Scene& s, const Candidate& c) {
     const double x = s.centre[0] + cs * u - sn * v + c.dx;
     const double y = s.centre[1] + sn * u + cs * v + c.dy;
     const std::size_t i = s.grid.nearest_within(x, y, s.match_radius);
-    total += i == SIZE_MAX ? 1.0
+    total += i == SIZE_MAX ? s.unmatched
                            : std::min(1.0, sq_distance(s.moving_niche, j, s.fixed_niche, static_cast<Index>(i)) *
                                                s.inv_scale / s.truncation);
   }
@@ -188,7 +189,7 @@ SearchResult search_registration(const std::vector<double>& fixed, const DenseMa
   const DenseMatrix<double> moving_niche = niche_features(moving, moving_features, options.niche_radius * spacing);
   const double c = mean_pair_sq_distance(fixed_niche, moving_niche);
   Scene scene{fixed,        grid, fixed_niche, moved, moving_niche, {}, {0.0, 0.0}, options.match_radius * spacing,
-              c > 0.0 ? 1.0 / c : 0.0, options.truncation};
+              c > 0.0 ? 1.0 / c : 0.0, options.truncation, options.unmatched_cost};
   for (Index j = 0; j < k; ++j) {
     scene.centre[0] += moved[2 * j] / k;
     scene.centre[1] += moved[2 * j + 1] / k;
@@ -214,7 +215,7 @@ SearchResult search_registration(const std::vector<double>& fixed, const DenseMa
         niche_features(moving, moving_features, options.coarse_niche_radius * spacing);
     const double c_coarse = mean_pair_sq_distance(fixed_coarse, moving_coarse);
     const Scene coarse{fixed,        grid, fixed_coarse, moved, moving_coarse, scene.sample, {scene.centre[0], scene.centre[1]},
-                       scene.match_radius, c_coarse > 0.0 ? 1.0 / c_coarse : 0.0, 1.0};
+                       scene.match_radius, c_coarse > 0.0 ? 1.0 / c_coarse : 0.0, 1.0, 1.0};
     const double shift_step = 5.0 * spacing, angle_step = 0.07;
     const int shift_steps = static_cast<int>(std::ceil(options.extent * diameter(fixed) / shift_step));
     const int angle_steps = static_cast<int>(std::ceil(options.max_angle / angle_step));
@@ -273,7 +274,7 @@ SearchResult search_registration(const std::vector<double>& fixed, const DenseMa
   out.transform = transform;
   const std::vector<double> final_moved = transform.apply(moving);
   const Scene last{fixed, grid, fixed_niche, final_moved, moving_niche, scene.sample, {0.0, 0.0},
-                   scene.match_radius, scene.inv_scale, scene.truncation};
+                   scene.match_radius, scene.inv_scale, scene.truncation, scene.unmatched};
   out.score = score(last, Candidate{});
   return out;
 }

@@ -15,7 +15,9 @@
 //     tau, where nn(j) is the nearest fixed cell within match_radius spacings (no such cell: the
 //     cost tau, the cell is outside the overlap) and c is the mean squared niche distance between
 //     the sections. Truncated (redescending): cells outside the overlap weigh a constant, so they
-//     do not pull. Coarse level: niches over coarse_niche_radius spacings, tau = 1, shifts every
+//     do not pull; on the fine levels that constant (unmatched_cost) sits between a true match's
+//     typical cost and the truncation, so a nearly-right match along a layer does not outscore
+//     leaving a cell unmatched (which biased every pair toward more overlap). Coarse level: niches over coarse_niche_radius spacings, tau = 1, shifts every
 //     5 spacings over the whole extent (a smooth score, its optimum in the right basin); fine
 //     levels: niche_radius niches, tau = truncation, shifts every 1.25 then 0.31 spacings around
 //     the best coarse candidates.
@@ -28,9 +30,10 @@
 // pins a position. On `gwalign generate tissue` five-section stacks (default --layer-drift) the
 // layers move between sections so that even a registration reading every cell's TRUE domain
 // lands 0.018-0.059 of the diameter from the true motion per pair (bench/peers/stack_score.py,
-// "oracle"); this search is 0.025-0.07 per pair there. With --layer-drift 0 the oracle is at
-// 0.003-0.013 and this search 0.018-0.040: the rest is the expression score's noise along the
-// layers and the outline's rotation (0.5-5 degrees from the geometric plan).
+// "oracle"); this search is 0.024-0.054 per pair there. With --layer-drift 0 the oracle is at
+// 0.003-0.013 and this search 0.006-0.040: the rest is the expression score's noise along the
+// layers, a remaining slide toward more overlap (about 10 units) and the outline's rotation
+// (0.5-5 degrees from the geometric plan).
 //
 // Memory O(n f) (the niche features); time O(n (f + neighbours)) per ICP round plus
 // O(candidates x sample x f) for the search -- never n x k.
@@ -64,6 +67,12 @@ struct SearchOptions {
   // Fine levels and ICP: niche costs |h - g|^2 / c at or above this are cut to it (an unmatched
   // cell costs the same): half the mean cross-section niche distance.
   double truncation = 0.5;
+  // Fine levels: the score of a moving cell with no fixed cell within match_radius, on the same
+  // scale as a matched cell's min(cost / truncation, 1). At 1 (the truncation) a layered tissue's
+  // nearly-right matches (0.6-0.9) outscore it, and the search slid every section 15-45 units
+  // toward more overlap (five-section stacks and two-section draws, bench/RESULTS.md row 52); a
+  // true match scores about 0.5. Measured 0.6-1.0: 0.7 kept (0.6 became less stable).
+  double unmatched_cost = 0.7;
   int icp_rounds = 30;
 };
 
