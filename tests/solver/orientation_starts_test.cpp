@@ -82,7 +82,9 @@ void expect_lowest_kept(const Result& result) {
   const StartRecord& kept = result.starts.at(result.start_chosen);
   EXPECT_TRUE(kept.skipped.empty());
   for (const StartRecord& s : result.starts) {
-    if (s.skipped.empty()) EXPECT_GE(s.objective, kept.objective) << s.name;
+    if (s.skipped.empty()) {
+      EXPECT_GE(s.objective, kept.objective) << s.name;
+    }
   }
 }
 
