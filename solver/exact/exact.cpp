@@ -273,7 +273,7 @@ void run_orientation_starts(const PreparedProblem& pb,
   for (int which = 0; which < 2 && !runner.cancelled(); ++which) {
     const char* name = Starts<S>::kOrientationNames[which];
     Stopwatch watch;
-    StartRecord record{name, kNaN, kNaN, 0, 0.0, starts.orientation_objective(which), ""};
+    StartRecord record{name, kNaN, kNaN, 0, 0.0, starts.orientation_objective(which), "", ""};
     StartOutcome out;
     if (!(ratio >= kHandednessMargin)) {
       record.skipped = format_number(
@@ -343,7 +343,9 @@ StartsRun<S> run_starts(PreparedProblem& pb, const Options& options, ExactGw<S>&
     Stopwatch watch;
     StartOutcome out =
         starts.run(names[s], probe > 0 ? probe : options.exact_max_iterations.value());
-    result.starts.push_back({names[s], out.loss, out.objective, out.iterations, watch.seconds()});
+    result.starts.push_back(
+        {names[s], out.loss, out.objective, out.iterations, watch.seconds(),
+         std::numeric_limits<double>::quiet_NaN(), "", ""});
     run.plans.push_back(gw.plan_f64());
     if (names.size() > 1) run.products.push_back(gw.product());
     run.outcomes.push_back(std::move(out));
