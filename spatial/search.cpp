@@ -19,7 +19,6 @@ double sq_distance(const DenseMatrix<double>& a, Index i, const DenseMatrix<doub
   return s;
 }
 
-
 double diameter(const std::vector<double>& p) {
   double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
   for (std::size_t i = 0; i < p.size() / 2; ++i) {
@@ -215,7 +214,8 @@ SearchResult search_registration(const std::vector<double>& fixed, const DenseMa
         niche_features(moving, moving_features, options.coarse_niche_radius * spacing);
     const double c_coarse = mean_pair_sq_distance(fixed_coarse, moving_coarse);
     const Scene coarse{fixed,        grid, fixed_coarse, moved, moving_coarse, scene.sample, {scene.centre[0], scene.centre[1]},
-                       scene.match_radius, c_coarse > 0.0 ? 1.0 / c_coarse : 0.0, 1.0, 1.0};
+                       scene.match_radius, c_coarse > 0.0 ? 1.0 / c_coarse : 0.0, /*truncation=*/1.0,
+                       /*unmatched=*/1.0};
     const double shift_step = 5.0 * spacing, angle_step = 0.07;
     const int shift_steps = static_cast<int>(std::ceil(options.extent * diameter(fixed) / shift_step));
     const int angle_steps = static_cast<int>(std::ceil(options.max_angle / angle_step));

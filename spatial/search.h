@@ -11,13 +11,14 @@
 //     a tissue domain is; single cells' profiles are too noisy to locate a cell).
 //  2. Global search over translations within +-extent x the fixed section's diameter (and
 //     rotations within +-max_angle of the start's, about the moved section's centroid), scored
-//     on a sample of moving cells by the truncated cost mean_j min(|h_j - g_nn(j)|^2 / c, tau) /
-//     tau, where nn(j) is the nearest fixed cell within match_radius spacings (no such cell: the
-//     cost tau, the cell is outside the overlap) and c is the mean squared niche distance between
-//     the sections. Truncated (redescending): cells outside the overlap weigh a constant, so they
-//     do not pull; on the fine levels that constant (unmatched_cost) sits between a true match's
-//     typical cost and the truncation, so a nearly-right match along a layer does not outscore
-//     leaving a cell unmatched (which biased every pair toward more overlap). Coarse level: niches over coarse_niche_radius spacings, tau = 1, shifts every
+//     on a sample of moving cells by the truncated cost mean_j min(|h_j - g_nn(j)|^2 / (c tau), 1),
+//     where nn(j) is the nearest fixed cell within match_radius spacings (no such cell: the cell
+//     is outside the overlap and costs a constant) and c is the mean squared niche distance
+//     between the sections. Truncated (redescending): cells outside the overlap weigh a constant,
+//     so they do not pull; on the fine levels that constant (unmatched_cost) sits between a true
+//     match's typical cost and 1, so a nearly-right match along a layer does not outscore leaving
+//     a cell unmatched (at 1 it did, and every pair slid toward more overlap). Coarse level:
+//     niches over coarse_niche_radius spacings, tau = 1, an unmatched cell costs 1, shifts every
 //     5 spacings over the whole extent (a smooth score, its optimum in the right basin); fine
 //     levels: niche_radius niches, tau = truncation, shifts every 1.25 then 0.31 spacings around
 //     the best coarse candidates.
@@ -64,8 +65,8 @@ struct SearchOptions {
   // optimum: 600 cells put the optimum 0.13 of the diameter off where all 2,983 put it 0.025 off
   // (one pair at 70% overlap).
   Index sample = 4000;
-  // Fine levels and ICP: niche costs |h - g|^2 / c at or above this are cut to it (an unmatched
-  // cell costs the same): half the mean cross-section niche distance.
+  // Fine levels and ICP: niche costs |h - g|^2 / c at or above this are cut to it (the ICP drops
+  // such matches): half the mean cross-section niche distance.
   double truncation = 0.5;
   // Fine levels: the score of a moving cell with no fixed cell within match_radius, on the same
   // scale as a matched cell's min(cost / truncation, 1). At 1 (the truncation) a layered tissue's
@@ -92,8 +93,8 @@ struct SearchResult {
 };
 
 // fixed: n x 2 in the common frame, fixed_features n x f; moving: k x 2 in its own coordinates,
-// moving_features k x f; start: the starting motion (moving -> fixed frame). kInvalidArgument on mismatched shapes or an
-// empty side. Thread-safe.
+// moving_features k x f; start: the starting motion (moving -> fixed frame). kInvalidArgument on
+// mismatched shapes or an empty side. Thread-safe.
 SearchResult search_registration(const std::vector<double>& fixed,
                                  const DenseMatrix<double>& fixed_features,
                                  const std::vector<double>& moving,

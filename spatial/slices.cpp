@@ -92,7 +92,6 @@ DenseMatrix<double> with_coordinates(const SectionData& s, const std::vector<dou
   return out;
 }
 
-
 // sum P_ij |R y_j + t - x_i|^2 of `reg`'s motion, into reg.residual / rms_residual / mass.
 void set_residual(const PlanView& plan, const std::vector<double>& source, const std::vector<double>& target,
                   Registration& reg) {

@@ -13,8 +13,8 @@
 // layer pattern: with the default D = 0.5 the layers of adjacent sections of a five-section stack
 // lie 24-39 units apart radially (0.02-0.03 of a section's diameter), and a registration from the
 // tissue pattern alone -- even one that knows every cell's true domain -- lands that far from the
-// true motion. D = 0 gives layers that do not change with depth (the pattern then pins the motion). Each domain has its own
-// cell-type proportions: two of `cell_types` types dominate (weights 6 and 3), the others have
+// true motion. D = 0 gives layers that do not change with depth (the pattern then pins the
+// motion). Each domain has its own cell-type proportions: two of `cell_types` types dominate (weights 6 and 3), the others have
 // weight 1 / cell_types, normalized. Each type has a mean expression profile over `genes` genes
 // (a log-normal baseline shared by all types times a marker factor of 8 on about 12% of genes per
 // type), and a cell's counts are negative binomial with mean library_size x profile / sum(profile)
